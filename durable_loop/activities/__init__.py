@@ -1,0 +1,1 @@
+"""Temporal activities: every side effect of durable-loop lives here."""

@@ -1,0 +1,53 @@
+"""Writing the messages the workflow decided on (user text, refusals, reused results)."""
+
+from __future__ import annotations
+
+from pydantic import JsonValue
+from temporalio import activity
+
+from durable_loop.activities.store import TranscriptStore
+from durable_loop.toolcalling import names
+from durable_loop.toolcalling.contracts import (
+    AppendItem,
+    WriteMessagesInput,
+    WriteMessagesOutput,
+)
+from durable_loop.toolcalling.envelope import Envelope
+from durable_loop.toolcalling.messages import Message
+
+REUSED_WARNING = (
+    "identical call already made in this reply; this is its recorded result. "
+    "Do not call the tool again: answer the user now."
+)
+
+
+async def write_appends(store: TranscriptStore, session_id: str, appends: list[AppendItem]) -> None:
+    rows: list[tuple[int, Message, dict[str, JsonValue]]] = []
+    for item in appends:
+        if item.message is not None:
+            rows.append((item.seq, item.message, {}))
+            continue
+        if item.copy_result_from is None:
+            continue
+        source = await store.get(session_id, item.copy_result_from)
+        envelope = (
+            source.message.envelope
+            if source and source.message.envelope
+            else Envelope.failure("TOOL_ERROR", "the earlier result is not available")
+        )
+        reused = envelope.model_copy(
+            update={"warnings": [*envelope.warnings, REUSED_WARNING], "deduplicated": True}
+        )
+        message = Message.tool_result(item.tool_call_id or "", item.tool_name or "", reused)
+        rows.append((item.seq, message, {"reused_from": item.copy_result_from}))
+    await store.append(session_id, rows)
+
+
+class TranscriptActivities:
+    def __init__(self, store: TranscriptStore) -> None:
+        self.store = store
+
+    @activity.defn(name=names.WRITE_MESSAGES)
+    async def write_messages(self, inp: WriteMessagesInput) -> WriteMessagesOutput:
+        await write_appends(self.store, inp.session_id, inp.appends)
+        return WriteMessagesOutput(written=len(inp.appends))

@@ -1,0 +1,104 @@
+"""Executing one tool call: parse, validate, run with a timeout, bound the output.
+
+Every outcome is an :class:`Envelope`. An unexpected exception is re-raised while Temporal
+still has attempts left (so the retry policy applies) and becomes TOOL_ERROR on the last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import JsonValue
+from pydantic_core import to_jsonable_python
+
+from durable_loop.toolcalling.canonical_json import canonical_dumps, utf8_len
+from durable_loop.toolcalling.envelope import Envelope
+from durable_loop.toolcalling.errors import ErrorCode
+from durable_loop.toolcalling.registry import RegisteredTool, ToolContext, ToolFailure
+
+MAX_VALIDATION_ERRORS = 5
+
+
+def parse_arguments(raw: str) -> dict[str, JsonValue] | Envelope:
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError) as err:
+        return Envelope.failure(ErrorCode.INVALID_JSON, f"arguments are not valid JSON: {err}")
+    if not isinstance(value, dict):
+        return Envelope.failure(ErrorCode.INVALID_JSON, "arguments must be a JSON object")
+    return value
+
+
+def validate_arguments(tool: RegisteredTool, arguments: dict[str, JsonValue]) -> Envelope | None:
+    try:
+        validator = Draft202012Validator(tool.spec.parameters)
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    except SchemaError as err:
+        return Envelope.failure(ErrorCode.TOOL_ERROR, f"tool schema is invalid: {err.message}")
+    if not errors:
+        return None
+    details = []
+    for error in errors[:MAX_VALIDATION_ERRORS]:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        details.append(f"{where}: {error.message}")
+    return Envelope.failure(ErrorCode.INVALID_ARGS, "; ".join(details))
+
+
+def to_envelope(result: object) -> Envelope:
+    if isinstance(result, Envelope):
+        return result
+    try:
+        data = to_jsonable_python(result)
+        json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        return Envelope.failure(ErrorCode.TOOL_ERROR, f"tool returned a non-JSON value: {err}")
+    return Envelope.success(data)
+
+
+def bound_output(envelope: Envelope, max_bytes: int) -> tuple[Envelope, int]:
+    size = utf8_len(canonical_dumps(envelope.data))
+    if size > max_bytes:
+        return (
+            Envelope.failure(
+                ErrorCode.TOOL_OUTPUT_TOO_LARGE,
+                f"tool output was {size} bytes; the limit is {max_bytes}. "
+                "Ask for less (a narrower path or a smaller range).",
+            ),
+            size,
+        )
+    return envelope, size
+
+
+async def dispatch(
+    tool: RegisteredTool | None,
+    name: str,
+    raw_arguments: str,
+    ctx: ToolContext,
+    *,
+    timeout_s: float,
+    max_output_bytes: int,
+    last_attempt: bool,
+) -> tuple[Envelope, int]:
+    """Run one call; returns the envelope and the output size in bytes."""
+    if tool is None:
+        return Envelope.failure(ErrorCode.TOOL_NOT_FOUND, f"no tool named {name!r}"), 0
+    parsed = parse_arguments(raw_arguments)
+    if isinstance(parsed, Envelope):
+        return parsed, 0
+    invalid = validate_arguments(tool, parsed)
+    if invalid is not None:
+        return invalid, 0
+    try:
+        result = await asyncio.wait_for(tool.call(parsed, ctx), timeout=timeout_s)
+    except TimeoutError:
+        return Envelope.failure(ErrorCode.TOOL_TIMEOUT, f"{name} took longer than {timeout_s}s"), 0
+    except ToolFailure as failure:
+        return Envelope.failure(failure.code, failure.message, failure.data), 0
+    except Exception as err:
+        if not last_attempt:
+            raise
+        return Envelope.failure(ErrorCode.TOOL_ERROR, f"{type(err).__name__}: {err}"), 0
+    return bound_output(to_envelope(result), max_output_bytes)

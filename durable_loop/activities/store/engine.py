@@ -1,0 +1,84 @@
+"""Engines for the store: URL handling, SQLite tuning and migrations on start."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from durable_loop.activities.store.transcript import TranscriptStore
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    url: str
+
+    @classmethod
+    def sqlite_file(cls, path: Path) -> StoreConfig:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return cls(url=f"sqlite:///{path}")
+
+
+def _urls(url: str) -> tuple[URL, URL]:
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return parsed.set(drivername="sqlite"), parsed.set(drivername="sqlite+aiosqlite")
+    if backend == "postgresql":
+        return (
+            parsed.set(drivername="postgresql+psycopg"),
+            parsed.set(drivername="postgresql+psycopg"),
+        )
+    raise ValueError(
+        f"unsupported store URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST/DB"
+    )
+
+
+def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def migrate(url: str) -> None:
+    """Bring the schema to the newest revision (idempotent; safe on every start)."""
+    sync_url, _ = _urls(url)
+    if sync_url.get_backend_name() == "sqlite" and sync_url.database not in (None, "", ":memory:"):
+        os.makedirs(os.path.dirname(os.path.abspath(sync_url.database)), exist_ok=True)
+    engine = create_engine(sync_url)
+    if sync_url.get_backend_name() == "sqlite":
+        event.listen(engine, "connect", _tune_sqlite)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    try:
+        with engine.begin() as connection:
+            cfg.attributes["connection"] = connection
+            command.upgrade(cfg, "head")
+    finally:
+        engine.dispose()
+
+
+def async_engine(url: str) -> AsyncEngine:
+    _, async_url = _urls(url)
+    if async_url.get_backend_name() == "sqlite":
+        engine = create_async_engine(async_url, connect_args={"timeout": 30})
+        event.listen(engine.sync_engine, "connect", _tune_sqlite)
+        return engine
+    return create_async_engine(async_url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def open_store(config: StoreConfig) -> TranscriptStore:
+    """Migrate, then return a store bound to an async engine."""
+    migrate(config.url)
+    return TranscriptStore(async_engine(config.url))

@@ -1,0 +1,92 @@
+"""Append-only transcript access: insert-if-absent writes make every activity retry safe."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pydantic import JsonValue
+from sqlalchemy import insert, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from durable_loop.activities.store.schema import TranscriptRow
+from durable_loop.toolcalling.messages import Message
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    seq: int
+    message: Message
+    meta: dict[str, JsonValue] = field(default_factory=dict)
+    created_at: datetime | None = None
+
+
+class TranscriptStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self._dialect = engine.dialect.name
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    def _insert(self):  # type: ignore[no-untyped-def]
+        if self._dialect == "sqlite":
+            return sqlite_insert(TranscriptRow).on_conflict_do_nothing()
+        if self._dialect == "postgresql":
+            return pg_insert(TranscriptRow).on_conflict_do_nothing()
+        return insert(TranscriptRow)
+
+    async def append(
+        self, session_id: str, items: list[tuple[int, Message, dict[str, JsonValue]]]
+    ) -> None:
+        """Write messages at their seqs; a seq that already holds a message keeps it."""
+        if not items:
+            return
+        rows = [
+            {
+                "session_id": session_id,
+                "seq": seq,
+                "role": message.role,
+                "message_json": message.model_dump_json(exclude_defaults=True),
+                "meta_json": json.dumps(meta, separators=(",", ":")),
+            }
+            for seq, message, meta in items
+        ]
+        async with self.engine.begin() as conn:
+            await conn.execute(self._insert(), rows)
+
+    async def get(self, session_id: str, seq: int) -> StoredMessage | None:
+        async with self.engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(TranscriptRow.__table__).where(
+                        TranscriptRow.session_id == session_id, TranscriptRow.seq == seq
+                    )
+                )
+            ).first()
+        return _to_stored(row) if row else None
+
+    async def read(
+        self, session_id: str, upto_seq: int | None = None, from_seq: int = 0
+    ) -> list[StoredMessage]:
+        query = select(TranscriptRow.__table__).where(
+            TranscriptRow.session_id == session_id, TranscriptRow.seq >= from_seq
+        )
+        if upto_seq is not None:
+            query = query.where(TranscriptRow.seq < upto_seq)
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query.order_by(TranscriptRow.seq))).all()
+        return [_to_stored(r) for r in rows]
+
+
+def _to_stored(row: object) -> StoredMessage:
+    mapping = row._mapping  # type: ignore[attr-defined]
+    return StoredMessage(
+        seq=mapping["seq"],
+        message=Message.model_validate_json(mapping["message_json"]),
+        meta=json.loads(mapping["meta_json"] or "{}"),
+        created_at=mapping["created_at"],
+    )

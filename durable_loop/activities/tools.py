@@ -1,0 +1,96 @@
+"""Tool activities: the worker's tool catalog and the execution of one call."""
+
+from __future__ import annotations
+
+import time
+
+from temporalio import activity
+
+from durable_loop.activities.dispatch import dispatch
+from durable_loop.activities.store import StoredMessage, TranscriptStore
+from durable_loop.toolcalling import names
+from durable_loop.toolcalling.contracts import (
+    ListToolsInput,
+    ToolCatalogOutput,
+    ToolRunInput,
+    ToolRunOutput,
+)
+from durable_loop.toolcalling.envelope import Envelope
+from durable_loop.toolcalling.errors import ErrorCode
+from durable_loop.toolcalling.messages import Message
+from durable_loop.toolcalling.registry import ToolContext, ToolRegistry
+
+
+def idempotency_key(workflow_id: str, call_id: str, result_seq: int) -> str:
+    """Stable across retries and worker restarts; unique per call within a session."""
+    return f"{workflow_id}:{call_id}:{result_seq}"
+
+
+class ToolActivities:
+    def __init__(self, store: TranscriptStore, registry: ToolRegistry) -> None:
+        self.store = store
+        self.registry = registry
+
+    @activity.defn(name=names.LIST_TOOLS)
+    async def list_tools(self, inp: ListToolsInput) -> ToolCatalogOutput:
+        return ToolCatalogOutput(catalog=self.registry.catalog())
+
+    @activity.defn(name=names.RUN_TOOL)
+    async def run_tool(self, inp: ToolRunInput) -> ToolRunOutput:
+        done = await self.store.get(inp.session_id, inp.result_seq)
+        if done is not None:
+            return summarize_result(done, inp, cached=True)
+        assistant = await self.store.get(inp.session_id, inp.assistant_seq)
+        calls = assistant.message.tool_calls if assistant else []
+        info = activity.info()
+        ctx = ToolContext(
+            session_id=inp.session_id,
+            workflow_id=inp.workflow_id,
+            call_id=inp.call_id,
+            turn=inp.turn,
+            attempt=info.attempt,
+            idempotency_key=idempotency_key(inp.workflow_id, inp.call_id, inp.result_seq),
+        )
+        started = time.monotonic()
+        if inp.call_index >= len(calls):
+            envelope, size = Envelope.failure(ErrorCode.TOOL_ERROR, "call not in the store"), 0
+        else:
+            envelope, size = await dispatch(
+                self.registry.get(inp.name),
+                inp.name,
+                calls[inp.call_index].arguments,
+                ctx,
+                timeout_s=inp.timeout_s,
+                max_output_bytes=inp.max_output_bytes,
+                last_attempt=inp.max_attempts != 0 and info.attempt >= inp.max_attempts,
+            )
+        duration_ms = int((time.monotonic() - started) * 1000)
+        message = Message.tool_result(inp.call_id, inp.name, envelope)
+        meta = {
+            "turn": inp.turn,
+            "duration_ms": duration_ms,
+            "output_bytes": size,
+            "attempt": info.attempt,
+            "idempotency_key": ctx.idempotency_key,
+        }
+        await self.store.append(inp.session_id, [(inp.result_seq, message, meta)])
+        written = await self.store.get(inp.session_id, inp.result_seq)
+        assert written is not None
+        return summarize_result(written, inp, cached=False)
+
+
+def summarize_result(stored: StoredMessage, inp: ToolRunInput, *, cached: bool) -> ToolRunOutput:
+    envelope = stored.message.envelope or Envelope.failure(ErrorCode.TOOL_ERROR, "no envelope")
+    content = envelope.to_content()
+    preview = content if len(content) <= inp.inline_bytes else content[: inp.inline_bytes] + "…"
+    return ToolRunOutput(
+        result_seq=stored.seq,
+        call_id=inp.call_id,
+        name=inp.name,
+        ok=envelope.ok,
+        error_codes=envelope.error_codes,
+        output_bytes=int(stored.meta.get("output_bytes") or 0),  # type: ignore[arg-type]
+        preview=preview,
+        duration_ms=int(stored.meta.get("duration_ms") or 0),  # type: ignore[arg-type]
+        cached=cached,
+    )

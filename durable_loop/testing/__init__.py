@@ -1,0 +1,13 @@
+"""Public test helpers: a scripted LLM endpoint and pytest fixtures.
+
+Use them to test your own tools and sessions against real HTTP without a real model::
+
+    from durable_loop.testing import ScriptedLLM, reply
+
+    llm.script("my-model", [reply.tool_call("add", {"a": 1, "b": 2}), reply.text("3")])
+"""
+
+from durable_loop.testing import reply
+from durable_loop.testing.scripted import RecordedRequest, Reply, ScriptedLLM
+
+__all__ = ["RecordedRequest", "Reply", "ScriptedLLM", "reply"]

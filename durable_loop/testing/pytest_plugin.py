@@ -1,0 +1,116 @@
+"""pytest fixtures: a Temporal test environment, a scripted LLM and a worker factory.
+
+Set ``DURABLE_LOOP_TEST_SERVER=dev`` to run against the embedded dev server instead of
+the time-skipping test server (the default). ``DURABLE_LOOP_TEST_DB_URL`` points the
+store at another database (e.g. PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
+from durable_loop.client import SessionClient
+from durable_loop.testing.scripted import ScriptedLLM
+from durable_loop.toolcalling.registry import ToolRegistry
+from durable_loop.workers.binaries import temporal_cli, temporal_test_server
+from durable_loop.workers.worker import WorkerDeps, WorkerTuning, build_worker, new_http_client
+
+
+def test_server_kind() -> str:
+    kind = os.environ.get("DURABLE_LOOP_TEST_SERVER", "timeskip").strip().lower()
+    if kind not in {"timeskip", "dev"}:
+        raise pytest.UsageError("DURABLE_LOOP_TEST_SERVER must be 'timeskip' or 'dev'")
+    return kind
+
+
+async def start_test_environment() -> WorkflowEnvironment:
+    if test_server_kind() == "dev":
+        return await WorkflowEnvironment.start_local(
+            data_converter=pydantic_data_converter,
+            dev_server_existing_path=temporal_cli(),
+            dev_server_log_level="error",
+        )
+    return await WorkflowEnvironment.start_time_skipping(
+        data_converter=pydantic_data_converter,
+        test_server_existing_path=temporal_test_server(),
+    )
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await start_test_environment()
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture(scope="session")
+def scripted_llm() -> ScriptedLLM:
+    server = ScriptedLLM().start()
+    yield server  # type: ignore[misc]
+    server.stop()
+
+
+@pytest.fixture
+def store_url(tmp_path: Path) -> str:
+    override = os.environ.get("DURABLE_LOOP_TEST_DB_URL")
+    if override:
+        return override
+    return StoreConfig.sqlite_file(tmp_path / "store.db").url
+
+
+class LoopWorker:
+    """A running worker plus the handles a test needs."""
+
+    def __init__(self, worker: Worker, store: TranscriptStore, sessions: SessionClient) -> None:
+        self.worker = worker
+        self.store = store
+        self.sessions = sessions
+        self.task_queue = worker.task_queue
+
+
+WorkerFactory = Callable[..., AbstractAsyncContextManager[LoopWorker]]
+
+
+@pytest.fixture
+def loop_worker(temporal_env: WorkflowEnvironment, store_url: str) -> WorkerFactory:
+    """``async with loop_worker(registry) as w:`` runs a worker on a fresh task queue."""
+
+    @asynccontextmanager
+    async def factory(
+        registry: ToolRegistry | None = None,
+        *,
+        task_queue: str | None = None,
+        environ: dict[str, str] | None = None,
+        tuning: WorkerTuning | None = None,
+    ) -> AsyncIterator[LoopWorker]:
+        store = open_store(StoreConfig(url=store_url))
+        http = new_http_client()
+        deps = WorkerDeps(
+            store=store,
+            registry=registry or ToolRegistry(),
+            http=http,
+            environ=environ if environ is not None else {},
+        )
+        queue = task_queue or f"test-{uuid.uuid4().hex[:12]}"
+        worker = build_worker(temporal_env.client, deps, task_queue=queue, tuning=tuning)
+        try:
+            async with worker:
+                yield LoopWorker(worker, store, SessionClient(temporal_env.client, task_queue=queue))
+        finally:
+            await http.aclose()
+            await store.close()
+
+    return factory

@@ -1,0 +1,160 @@
+"""Runtime configuration of the tool loop: one typed model, the single source of truth.
+
+Presets may compose values for it, but the loop reads only this model.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, field_validator
+
+RESERVED_REQUEST_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "response_format"})
+DEFAULT_FIX_EMPTY_FINAL_TEXT = (
+    "Your last reply was empty. Using the tool results above, write the final answer now."
+)
+
+
+class ToolUseMode(StrEnum):
+    ENFORCED = "enforced"
+    RELAXED = "relaxed"
+    DISABLED = "disabled"
+
+
+class ToolFailurePolicy(StrEnum):
+    FATAL = "fatal"
+    TOLERATED = "tolerated"
+
+
+def split_names(value: object) -> object:
+    """Accept a list of names or one comma-separated string."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+NameList = Annotated[list[str], BeforeValidator(split_names)]
+
+
+class RetrySettings(BaseModel):
+    """A Temporal retry policy in plain numbers."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    initial_interval_s: float = Field(default=1.0, gt=0)
+    backoff_coefficient: float = Field(default=2.0, ge=1.0)
+    maximum_interval_s: float = Field(default=60.0, gt=0)
+    maximum_attempts: int = Field(default=5, ge=0, description="0 means unlimited")
+
+    def initial_interval(self) -> timedelta:
+        return timedelta(seconds=self.initial_interval_s)
+
+    def maximum_interval(self) -> timedelta:
+        return timedelta(seconds=self.maximum_interval_s)
+
+
+class LlmEndpoint(BaseModel):
+    """Where and how to reach a model. Holds the *name* of the key variable, never the key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: str = "openai"
+    model: str
+    base_url: str = "http://127.0.0.1:8080"
+    api_prefix: str = "/v1"
+    api_key_env: str | None = Field(
+        default=None,
+        description="Name of the worker environment variable holding the API key.",
+    )
+    timeout_s: float = Field(default=120.0, gt=0)
+    retry: RetrySettings = RetrySettings()
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
+        return value.rstrip("/")
+
+    @field_validator("api_prefix")
+    @classmethod
+    def _prefix_shape(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith("/"):
+            value = "/" + value
+        return value.rstrip("/")
+
+
+class RuntimeConfig(BaseModel):
+    """Every knob of the tool loop, with the defaults documented in the README."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool_use_mode: ToolUseMode = ToolUseMode.RELAXED
+    tool_failure_policy: ToolFailurePolicy = ToolFailurePolicy.FATAL
+    max_tool_args_bytes: int = Field(default=200_000, gt=0)
+    max_tool_output_bytes: int = Field(default=200_000, gt=0)
+    max_tool_calls_per_turn: int | None = Field(default=None, ge=1)
+    parallel_tool_calls: bool | None = Field(
+        default=None,
+        description="None leaves the provider default; False also caps calls per turn at 1.",
+    )
+    tool_choice: str | dict[str, JsonValue] = "auto"
+    tool_allowlist: NameList | None = None
+    tool_denylist: NameList = Field(default_factory=list)
+    fix_empty_final: bool = True
+    fix_empty_final_user_text: str = DEFAULT_FIX_EMPTY_FINAL_TEXT
+    fix_empty_final_disable_tools: bool = True
+    repeated_call_guard: bool = True
+    request_overrides: dict[str, JsonValue] = Field(default_factory=dict)
+    fallback_retry_count: int = Field(default=0, ge=0)
+    max_turns: int = Field(default=12, ge=1)
+    tool_timeout_s: float = Field(default=60.0, gt=0)
+    tool_retry: RetrySettings = RetrySettings(maximum_attempts=3)
+    inline_bytes: int = Field(
+        default=512,
+        ge=0,
+        description="Largest tool-output preview or reply kept inline in workflow history.",
+    )
+    reply_inline_bytes: int = Field(default=16_000, ge=0)
+    transcript_tail: int = Field(default=20, ge=1, le=500)
+    continue_as_new_after_events: int = Field(default=8_000, ge=200)
+
+    @field_validator("request_overrides")
+    @classmethod
+    def _drop_reserved(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        return {k: v for k, v in value.items() if k not in RESERVED_REQUEST_KEYS}
+
+    @field_validator("tool_choice")
+    @classmethod
+    def _tool_choice_shape(cls, value: str | dict[str, JsonValue]) -> str | dict[str, JsonValue]:
+        if isinstance(value, str) and value not in {"auto", "none", "required"}:
+            raise ValueError("tool_choice must be 'auto', 'none', 'required' or an object")
+        return value
+
+    def effective_max_tool_calls_per_turn(self) -> int | None:
+        if self.max_tool_calls_per_turn is not None:
+            return self.max_tool_calls_per_turn
+        if self.parallel_tool_calls is False:
+            return 1
+        return None
+
+    def runs_tools_concurrently(self) -> bool:
+        return self.parallel_tool_calls is not False
+
+
+class SessionSettings(BaseModel):
+    """What a session is started with: its model, its loop configuration and its prompt."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    llm: LlmEndpoint
+    runtime: RuntimeConfig = RuntimeConfig()
+    system_prompt: str | None = None
+    title: str | None = None
+
+

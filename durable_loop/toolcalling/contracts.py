@@ -1,0 +1,212 @@
+"""Typed inputs and outputs of the session workflow, its handlers and its activities.
+
+Every model here crosses a Temporal boundary, so it holds only what history should hold:
+references, sizes, codes and short previews, never the transcript itself.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, JsonValue
+
+from durable_loop.toolcalling.config import LlmEndpoint, SessionSettings
+from durable_loop.toolcalling.errors import CodedError
+from durable_loop.toolcalling.messages import Message, Usage
+from durable_loop.toolcalling.tools import ToolCatalog
+
+# ---------------------------------------------------------------- workflow surface
+
+
+class UserMessage(BaseModel):
+    text: str = Field(min_length=1)
+    message_id: str | None = Field(
+        default=None, description="Idempotency key: a resent id returns the first result"
+    )
+
+
+class ToolOutcome(BaseModel):
+    turn: int
+    call_id: str
+    name: str
+    ok: bool
+    error_codes: list[str] = Field(default_factory=list)
+    executed: bool = True
+    reused: bool = False
+
+
+class RunResult(BaseModel):
+    """Outcome of one user message's loop: the reply and a short run summary."""
+
+    message_id: str
+    status: Literal["completed", "failed"]
+    reply: str | None = None
+    reply_truncated: bool = False
+    reply_seq: int | None = None
+    error: CodedError | None = None
+    turns: int = 0
+    tool_calls: list[ToolOutcome] = Field(default_factory=list)
+    ignored_tool_calls: int = 0
+    usage: Usage = Usage()
+
+
+class TailEntry(BaseModel):
+    seq: int
+    role: str
+    preview: str = ""
+    tool_names: list[str] = Field(default_factory=list)
+
+
+class SessionStatus(BaseModel):
+    session_id: str
+    state: Literal["idle", "running", "closing"]
+    model: str
+    messages_done: int
+    turns_total: int
+    queued_messages: int
+    next_seq: int
+    run_index: int
+    usage: Usage
+    last_result: RunResult | None = None
+
+
+class TailRequest(BaseModel):
+    limit: int = Field(default=20, ge=1, le=500)
+
+
+class TranscriptTail(BaseModel):
+    entries: list[TailEntry]
+
+
+class CloseRequest(BaseModel):
+    reason: str = "closed"
+
+
+class SessionEnd(BaseModel):
+    session_id: str
+    reason: str
+    messages_done: int
+    turns_total: int
+
+
+class CarriedState(BaseModel):
+    """What one run hands the next across continue-as-new."""
+
+    next_seq: int
+    turn_index: int
+    messages_done: int
+    run_index: int
+    usage: Usage
+    queue: list[UserMessage] = Field(default_factory=list)
+    recent_results: list[RunResult] = Field(default_factory=list)
+    tail: list[TailEntry] = Field(default_factory=list)
+
+
+class SessionInput(BaseModel):
+    session_id: str
+    settings: SessionSettings
+    carried: CarriedState | None = None
+
+
+# ---------------------------------------------------------------- activities
+
+
+class ListToolsInput(BaseModel):
+    session_id: str
+
+
+class AppendItem(BaseModel):
+    """A message the workflow decided on, written by the next LLM activity at ``seq``.
+
+    ``copy_result_from`` reuses an earlier tool result's envelope under a new call id.
+    """
+
+    seq: int
+    message: Message | None = None
+    copy_result_from: int | None = None
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+
+
+class TranscriptRef(BaseModel):
+    session_id: str
+    upto_seq: int = Field(description="Messages with seq < upto_seq form the context")
+
+
+class LlmTurnInput(BaseModel):
+    transcript: TranscriptRef
+    turn: int
+    appends: list[AppendItem] = Field(default_factory=list)
+    assistant_seq: int
+    endpoint: LlmEndpoint
+    tool_names: list[str] = Field(default_factory=list)
+    send_tools: bool = True
+    tool_choice: str | dict[str, JsonValue] = "auto"
+    parallel_tool_calls: bool | None = None
+    request_overrides: dict[str, JsonValue] = Field(default_factory=dict)
+    system_prompt: str | None = None
+    inline_bytes: int = 512
+    reply_inline_bytes: int = 16_000
+
+
+class ToolCallSummary(BaseModel):
+    index: int
+    id: str
+    name: str
+    args_bytes: int
+    args_sha256: str
+    args_valid_json: bool
+
+
+class LlmTurnOutput(BaseModel):
+    assistant_seq: int
+    text: str | None = None
+    text_bytes: int = 0
+    text_truncated: bool = False
+    finish_reason: str | None = None
+    tool_calls: list[ToolCallSummary] = Field(default_factory=list)
+    usage: Usage = Usage()
+    latency_ms: int = 0
+    model: str = ""
+    plan_fingerprint: str = ""
+    cached: bool = Field(default=False, description="Answered from the store after a retry")
+
+
+class ToolRunInput(BaseModel):
+    session_id: str
+    workflow_id: str
+    turn: int
+    assistant_seq: int
+    call_index: int
+    call_id: str
+    name: str
+    result_seq: int
+    max_output_bytes: int
+    timeout_s: float
+    max_attempts: int
+    inline_bytes: int = 512
+
+
+class ToolRunOutput(BaseModel):
+    result_seq: int
+    call_id: str
+    name: str
+    ok: bool
+    error_codes: list[str] = Field(default_factory=list)
+    output_bytes: int = 0
+    preview: str = ""
+    duration_ms: int = 0
+    cached: bool = False
+
+
+class WriteMessagesInput(BaseModel):
+    session_id: str
+    appends: list[AppendItem]
+
+
+class ToolCatalogOutput(BaseModel):
+    catalog: ToolCatalog
+
+
+class WriteMessagesOutput(BaseModel):
+    written: int

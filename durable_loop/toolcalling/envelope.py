@@ -1,0 +1,35 @@
+"""The uniform tool result: ``{ok, data, warnings, errors:[{code, message}]}``."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, JsonValue
+
+from durable_loop.toolcalling.canonical_json import canonical_dumps
+from durable_loop.toolcalling.errors import CodedError, ErrorCode
+
+
+class Envelope(BaseModel):
+    ok: bool
+    data: JsonValue = None
+    warnings: list[str] = Field(default_factory=list)
+    errors: list[CodedError] = Field(default_factory=list)
+    deduplicated: bool = False
+
+    @classmethod
+    def success(cls, data: JsonValue = None, warnings: list[str] | None = None) -> Envelope:
+        return cls(ok=True, data=data, warnings=warnings or [])
+
+    @classmethod
+    def failure(cls, code: ErrorCode | str, message: str, data: JsonValue = None) -> Envelope:
+        return cls(ok=False, data=data, errors=[CodedError(code=str(code), message=message)])
+
+    @property
+    def error_codes(self) -> list[str]:
+        return [e.code for e in self.errors]
+
+    def to_content(self) -> str:
+        """The JSON text the model reads as the tool result."""
+        body = self.model_dump(mode="json", exclude_defaults=False)
+        if not self.deduplicated:
+            body.pop("deduplicated")
+        return canonical_dumps(body)

@@ -1,0 +1,36 @@
+"""Provider adapters: pure conversions between canonical messages and wire shapes.
+
+Adding a provider means adding one module here that implements :class:`ProviderAdapter`
+and registering it in :data:`ADAPTERS`.
+"""
+
+from __future__ import annotations
+
+from durable_loop.toolcalling.errors import ConfigError
+from durable_loop.toolcalling.providers.base import (
+    ProviderAdapter,
+    ProviderFormatError,
+    ProviderReply,
+    ProviderRequest,
+)
+from durable_loop.toolcalling.providers.openai_compat import OpenAICompatAdapter
+
+ADAPTERS: dict[str, ProviderAdapter] = {"openai": OpenAICompatAdapter()}
+
+
+def get_adapter(provider: str) -> ProviderAdapter:
+    try:
+        return ADAPTERS[provider]
+    except KeyError:
+        known = ", ".join(sorted(ADAPTERS))
+        raise ConfigError(f"unknown provider {provider!r}; known providers: {known}") from None
+
+
+__all__ = [
+    "ADAPTERS",
+    "ProviderAdapter",
+    "ProviderFormatError",
+    "ProviderReply",
+    "ProviderRequest",
+    "get_adapter",
+]

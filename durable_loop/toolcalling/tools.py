@@ -1,0 +1,60 @@
+"""Tool specifications: what the loop and the model know about a tool (no callables)."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+
+from durable_loop.toolcalling.config import RetrySettings
+
+TOOL_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def check_tool_name(name: str) -> str:
+    """Names must be snake_case: the intersection of what OpenAI, Anthropic and Gemini accept."""
+    if not TOOL_NAME_PATTERN.fullmatch(name):
+        raise ValueError(
+            f"tool name {name!r} is not cross-provider safe: use snake_case "
+            "(lowercase letters, digits, underscores; start with a letter; at most 64 chars)"
+        )
+    return name
+
+
+class ToolSpec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str = ""
+    parameters: dict[str, JsonValue] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    timeout_s: float | None = Field(default=None, gt=0)
+    retry: RetrySettings | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return check_tool_name(value)
+
+
+class ToolCatalog(BaseModel):
+    """The tools a worker offers, as recorded once per run in workflow history."""
+
+    tools: list[ToolSpec] = Field(default_factory=list)
+
+    def by_name(self) -> dict[str, ToolSpec]:
+        return {t.name: t for t in self.tools}
+
+
+def visible_tool_names(
+    catalog: ToolCatalog, allowlist: list[str] | None, denylist: list[str]
+) -> list[str]:
+    """Masking: the tools sent to the model, and the only ones it may execute."""
+    deny = set(denylist)
+    allow = None if allowlist is None else set(allowlist)
+    return [
+        t.name
+        for t in catalog.tools
+        if t.name not in deny and (allow is None or t.name in allow)
+    ]

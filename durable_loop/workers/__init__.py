@@ -1,0 +1,1 @@
+"""Processes and wiring: worker, embedded dev server, CLI."""

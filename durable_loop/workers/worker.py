@@ -1,0 +1,77 @@
+"""Building a worker: clients are created here and injected into class-based activities."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import httpx
+from pydantic import BaseModel, Field
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from durable_loop.activities.appends import TranscriptActivities
+from durable_loop.activities.llm import LlmActivities
+from durable_loop.activities.store import TranscriptStore
+from durable_loop.activities.tools import ToolActivities
+from durable_loop.toolcalling.registry import ToolRegistry
+from durable_loop.workers.constants import TASK_QUEUE
+from durable_loop.workflows.session import SessionWorkflow
+
+
+class WorkerTuning(BaseModel):
+    """Worker concurrency knobs; ``None`` keeps the SDK default."""
+
+    max_concurrent_activities: int | None = Field(default=None, ge=1)
+    max_concurrent_workflow_tasks: int | None = Field(default=None, ge=1)
+    max_concurrent_local_activities: int | None = Field(default=None, ge=1)
+    max_cached_workflows: int | None = Field(default=None, ge=0)
+    workflow_task_pollers: int | None = Field(default=None, ge=1)
+    activity_task_pollers: int | None = Field(default=None, ge=1)
+
+
+@dataclass
+class WorkerDeps:
+    store: TranscriptStore
+    registry: ToolRegistry
+    http: httpx.AsyncClient = field(default_factory=lambda: new_http_client())
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+def new_http_client() -> httpx.AsyncClient:
+    """One pooled client per worker; its own retries are off because Temporal retries."""
+    transport = httpx.AsyncHTTPTransport(retries=0)
+    limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
+    return httpx.AsyncClient(transport=transport, limits=limits, timeout=120.0)
+
+
+def activities_for(deps: WorkerDeps) -> list[object]:
+    llm = LlmActivities(deps.store, deps.http, deps.registry, deps.environ)
+    tools = ToolActivities(deps.store, deps.registry)
+    transcript = TranscriptActivities(deps.store)
+    return [llm.llm_turn, tools.list_tools, tools.run_tool, transcript.write_messages]
+
+
+def build_worker(
+    client: Client,
+    deps: WorkerDeps,
+    *,
+    task_queue: str = TASK_QUEUE,
+    tuning: WorkerTuning | None = None,
+) -> Worker:
+    tuning = tuning or WorkerTuning()
+    options = {k: v for k, v in tuning.model_dump().items() if v is not None}
+    pollers = {}
+    if "workflow_task_pollers" in options:
+        pollers["max_concurrent_workflow_task_polls"] = options.pop("workflow_task_pollers")
+    if "activity_task_pollers" in options:
+        pollers["max_concurrent_activity_task_polls"] = options.pop("activity_task_pollers")
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[SessionWorkflow],
+        activities=activities_for(deps),  # type: ignore[arg-type]
+        **options,
+        **pollers,
+    )

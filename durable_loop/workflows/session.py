@@ -1,0 +1,171 @@
+"""The session workflow: one long-lived workflow per chat session (``session-<id>``).
+
+Messages arrive by Update (the caller gets the reply) or Signal (fire and forget) and are
+processed one at a time by :class:`MessageLoop`. Between messages the workflow continues
+as new once its history grows past the configured bound, carrying only counters, the
+queue and a short transcript tail: the transcript itself lives in the store.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from durable_loop.toolcalling import names
+    from durable_loop.toolcalling.contracts import (
+        CarriedState,
+        CloseRequest,
+        ListToolsInput,
+        RunResult,
+        SessionEnd,
+        SessionInput,
+        SessionStatus,
+        TailRequest,
+        ToolCatalogOutput,
+        TranscriptTail,
+        UserMessage,
+    )
+    from durable_loop.toolcalling.messages import Usage
+    from durable_loop.toolcalling.tools import ToolCatalog
+
+from durable_loop.workflows.tool_loop import MessageLoop, SessionCursor
+
+RECENT_RESULTS_KEPT = 32
+
+
+@workflow.defn(name=names.SESSION_WORKFLOW)
+class SessionWorkflow:
+    @workflow.init
+    def __init__(self, inp: SessionInput) -> None:
+        carried = inp.carried or CarriedState(
+            next_seq=0, turn_index=0, messages_done=0, run_index=0, usage=Usage()
+        )
+        self._session_id = inp.session_id
+        self._settings = inp.settings
+        self._cursor = SessionCursor(carried.next_seq, carried.turn_index, carried.usage)
+        self._cursor.tail = list(carried.tail)
+        self._messages_done = carried.messages_done
+        self._run_index = carried.run_index
+        self._queue: list[UserMessage] = list(carried.queue)
+        self._results: dict[str, RunResult] = {r.message_id: r for r in carried.recent_results}
+        self._in_progress: str | None = None
+        self._closing: str | None = None
+
+    @workflow.run
+    async def run(self, inp: SessionInput) -> SessionEnd:
+        catalog = await self._load_catalog()
+        while True:
+            await workflow.wait_condition(lambda: bool(self._queue) or self._closing is not None)
+            if not self._queue:
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                return SessionEnd(
+                    session_id=self._session_id,
+                    reason=self._closing or "closed",
+                    messages_done=self._messages_done,
+                    turns_total=self._cursor.turn_index,
+                )
+            message = self._queue.pop(0)
+            message_id = message.message_id or str(workflow.uuid4())
+            self._in_progress = message_id
+            loop = MessageLoop(
+                session_id=self._session_id,
+                settings=self._settings,
+                catalog=catalog,
+                cursor=self._cursor,
+                message_id=message_id,
+            )
+            result = await loop.run(message.text)
+            self._in_progress = None
+            self._messages_done += 1
+            self._keep_result(result)
+            if self._should_continue_as_new():
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                if self._should_continue_as_new() and self._in_progress is None:
+                    workflow.continue_as_new(self._carry(inp))
+
+    async def _load_catalog(self) -> ToolCatalog:
+        out = await workflow.execute_local_activity(
+            names.LIST_TOOLS,
+            ListToolsInput(session_id=self._session_id),
+            result_type=ToolCatalogOutput,
+            start_to_close_timeout=timedelta(seconds=30),
+        )
+        return out.catalog
+
+    def _keep_result(self, result: RunResult) -> None:
+        self._results[result.message_id] = result
+        while len(self._results) > RECENT_RESULTS_KEPT:
+            self._results.pop(next(iter(self._results)))
+
+    def _should_continue_as_new(self) -> bool:
+        info = workflow.info()
+        limit = self._settings.runtime.continue_as_new_after_events
+        return info.is_continue_as_new_suggested() or info.get_current_history_length() > limit
+
+    def _carry(self, inp: SessionInput) -> SessionInput:
+        carried = CarriedState(
+            next_seq=self._cursor.next_seq,
+            turn_index=self._cursor.turn_index,
+            messages_done=self._messages_done,
+            run_index=self._run_index + 1,
+            usage=self._cursor.usage,
+            queue=self._queue,
+            recent_results=list(self._results.values())[-8:],
+            tail=self._cursor.tail,
+        )
+        return SessionInput(session_id=inp.session_id, settings=self._settings, carried=carried)
+
+    # ------------------------------------------------------------------ handlers
+
+    @workflow.update(name=names.UPDATE_SEND_MESSAGE)
+    async def send_message(self, message: UserMessage) -> RunResult:
+        info = workflow.current_update_info()
+        message_id = message.message_id or (info.id if info else str(workflow.uuid4()))
+        if message_id not in self._results and not self._is_pending(message_id):
+            self._queue.append(UserMessage(text=message.text, message_id=message_id))
+        await workflow.wait_condition(lambda: message_id in self._results)
+        return self._results[message_id]
+
+    @send_message.validator
+    def _validate_send(self, message: UserMessage) -> None:
+        if self._closing is not None:
+            raise ValueError("SESSION_CLOSED: the session is closing and takes no messages")
+
+    @workflow.signal(name=names.SIGNAL_POST_MESSAGE)
+    def post_message(self, message: UserMessage) -> None:
+        message_id = message.message_id or str(workflow.uuid4())
+        if message_id in self._results or self._is_pending(message_id):
+            return
+        self._queue.append(UserMessage(text=message.text, message_id=message_id))
+
+    @workflow.signal(name=names.SIGNAL_CLOSE)
+    def close(self, request: CloseRequest) -> None:
+        self._closing = request.reason
+
+    def _is_pending(self, message_id: str) -> bool:
+        return self._in_progress == message_id or any(
+            m.message_id == message_id for m in self._queue
+        )
+
+    @workflow.query(name=names.QUERY_STATUS)
+    def status(self) -> SessionStatus:
+        last = next(reversed(self._results.values()), None) if self._results else None
+        state = "running" if self._in_progress else ("closing" if self._closing else "idle")
+        return SessionStatus(
+            session_id=self._session_id,
+            state=state,
+            model=self._settings.llm.model,
+            messages_done=self._messages_done,
+            turns_total=self._cursor.turn_index,
+            queued_messages=len(self._queue),
+            next_seq=self._cursor.next_seq,
+            run_index=self._run_index,
+            usage=self._cursor.usage,
+            last_result=last,
+        )
+
+    @workflow.query(name=names.QUERY_TAIL)
+    def transcript_tail(self, request: TailRequest) -> TranscriptTail:
+        return TranscriptTail(entries=self._cursor.tail[-request.limit :])

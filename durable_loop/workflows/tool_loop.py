@@ -1,0 +1,354 @@
+"""One user message's tool loop, run inside the session workflow.
+
+LLM activity -> checks -> tool activities -> repeat, until a final assistant message,
+``max_turns`` or a failure. Everything here is deterministic workflow code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+
+with workflow.unsafe.imports_passed_through():
+    from durable_loop.toolcalling import names
+    from durable_loop.toolcalling.config import RetrySettings, SessionSettings, ToolUseMode
+    from durable_loop.toolcalling.contracts import (
+        AppendItem,
+        LlmTurnInput,
+        LlmTurnOutput,
+        RunResult,
+        TailEntry,
+        ToolOutcome,
+        ToolRunInput,
+        ToolRunOutput,
+        TranscriptRef,
+        WriteMessagesInput,
+        WriteMessagesOutput,
+    )
+    from durable_loop.toolcalling.envelope import Envelope
+    from durable_loop.toolcalling.errors import CodedError, ErrorCode
+    from durable_loop.toolcalling.guards import CallDecision, call_key, plan_turn
+    from durable_loop.toolcalling.messages import Message, Usage
+    from durable_loop.toolcalling.outcome import judge_final, preview
+    from durable_loop.toolcalling.tools import ToolCatalog, visible_tool_names
+
+LLM_NON_RETRYABLE = ["PROVIDER_AUTH", "PROVIDER_BAD_REQUEST", "PROVIDER_BAD_RESPONSE"]
+
+
+def retry_policy(settings: RetrySettings, non_retryable: list[str] | None = None) -> RetryPolicy:
+    return RetryPolicy(
+        initial_interval=settings.initial_interval(),
+        backoff_coefficient=settings.backoff_coefficient,
+        maximum_interval=settings.maximum_interval(),
+        maximum_attempts=settings.maximum_attempts,
+        non_retryable_error_types=non_retryable or [],
+    )
+
+
+def failure_of(err: ActivityError) -> CodedError:
+    """Turn an activity failure into a coded error, keeping the provider's message."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError):
+        return CodedError(code=cause.type or ErrorCode.PROVIDER_ERROR, message=cause.message)
+    if isinstance(cause, TimeoutError):
+        return CodedError(code=ErrorCode.PROVIDER_UNAVAILABLE, message="timed out")
+    return CodedError(code=ErrorCode.PROVIDER_ERROR, message=str(cause or err))
+
+
+class SessionCursor:
+    """Counters that outlive a message: transcript seq, global turn index, token usage."""
+
+    def __init__(self, next_seq: int, turn_index: int, usage: Usage) -> None:
+        self.next_seq = next_seq
+        self.turn_index = turn_index
+        self.usage = usage
+        self.tail: list[TailEntry] = []
+
+    def take_seq(self, count: int = 1) -> int:
+        first = self.next_seq
+        self.next_seq += count
+        return first
+
+    def remember(self, entry: TailEntry, keep: int) -> None:
+        self.tail.append(entry)
+        del self.tail[:-keep]
+
+
+class MessageLoop:
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        settings: SessionSettings,
+        catalog: ToolCatalog,
+        cursor: SessionCursor,
+        message_id: str,
+    ) -> None:
+        self.session_id = session_id
+        self.settings = settings
+        self.config = settings.runtime
+        self.catalog = catalog
+        self.cursor = cursor
+        self.result = RunResult(message_id=message_id, status="completed")
+        self.appends: list[AppendItem] = []
+        self.seen_calls: dict[str, int] = {}
+        self.last_ok_by_tool: dict[str, bool] = {}
+        self.tools_off = False
+        self.finalization_used = False
+        self.fallbacks_left = self.config.fallback_retry_count
+        registered = catalog.by_name()
+        self.registered = set(registered)
+        self.specs = registered
+        self.visible = visible_tool_names(
+            catalog, self.config.tool_allowlist, self.config.tool_denylist
+        )
+
+    # ------------------------------------------------------------------ driver
+
+    async def run(self, text: str) -> RunResult:
+        self._append(Message.user(text))
+        try:
+            while True:
+                if self.result.turns >= self.config.max_turns:
+                    return self._fail(
+                        ErrorCode.MAX_TURNS, f"no final answer after {self.config.max_turns} turns"
+                    )
+                out = await self._llm_turn()
+                if out is None:
+                    return self.result
+                if out.tool_calls:
+                    await self._run_tools(out)
+                    continue
+                if self._needs_finalization(out):
+                    self.finalization_used = True
+                    self.tools_off = self.config.fix_empty_final_disable_tools
+                    self._append(Message.user(self.config.fix_empty_final_user_text, synthetic=True))
+                    continue
+                return await self._finish(out)
+        finally:
+            await self._flush()
+
+    def _append(self, message: Message) -> int:
+        seq = self.cursor.take_seq()
+        self.appends.append(AppendItem(seq=seq, message=message))
+        self._remember(seq, message.role, message.content)
+        return seq
+
+    def _remember(self, seq: int, role: str, text: str | None, tools: list[str] | None = None) -> None:
+        entry = TailEntry(seq=seq, role=role, preview=preview(text), tool_names=tools or [])
+        self.cursor.remember(entry, self.config.transcript_tail)
+
+    async def _flush(self) -> None:
+        if not self.appends:
+            return
+        pending, self.appends = self.appends, []
+        await workflow.execute_local_activity(
+            names.WRITE_MESSAGES,
+            WriteMessagesInput(session_id=self.session_id, appends=pending),
+            result_type=WriteMessagesOutput,
+            start_to_close_timeout=timedelta(seconds=30),
+        )
+
+    # ------------------------------------------------------------------ LLM
+
+    def _send_tools(self) -> bool:
+        return (
+            self.config.tool_use_mode is not ToolUseMode.DISABLED
+            and not self.tools_off
+            and bool(self.visible)
+        )
+
+    async def _llm_turn(self) -> LlmTurnOutput | None:
+        while True:
+            send_tools = self._send_tools()
+            assistant_seq = self.cursor.take_seq()
+            self.cursor.turn_index += 1
+            self.result.turns += 1
+            endpoint = self.settings.llm
+            inp = LlmTurnInput(
+                transcript=TranscriptRef(session_id=self.session_id, upto_seq=assistant_seq),
+                turn=self.cursor.turn_index,
+                appends=self.appends,
+                assistant_seq=assistant_seq,
+                endpoint=endpoint,
+                tool_names=self.visible if send_tools else [],
+                send_tools=send_tools,
+                tool_choice=self.config.tool_choice,
+                parallel_tool_calls=self.config.parallel_tool_calls,
+                request_overrides=self.config.request_overrides,
+                system_prompt=self.settings.system_prompt,
+                inline_bytes=self.config.inline_bytes,
+                reply_inline_bytes=self.config.reply_inline_bytes,
+            )
+            try:
+                out = await workflow.execute_activity(
+                    names.LLM_TURN,
+                    inp,
+                    result_type=LlmTurnOutput,
+                    start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
+                    retry_policy=retry_policy(endpoint.retry, LLM_NON_RETRYABLE),
+                    summary=f"llm: {endpoint.model} turn {self.cursor.turn_index}",
+                )
+            except ActivityError as err:
+                self.appends = []
+                failure = failure_of(err)
+                if self.fallbacks_left > 0 and self.config.tool_use_mode is ToolUseMode.RELAXED:
+                    self.fallbacks_left -= 1
+                    self.tools_off = True
+                    continue
+                self._fail(failure.code, failure.message)
+                return None
+            self.appends = []
+            self.result.usage = self.result.usage + out.usage
+            self.cursor.usage = self.cursor.usage + out.usage
+            self._remember(
+                assistant_seq, "assistant", out.text, [c.name for c in out.tool_calls]
+            )
+            return out
+
+    def _needs_finalization(self, out: LlmTurnOutput) -> bool:
+        blank = not (out.text or "").strip()
+        return (
+            blank
+            and self.config.fix_empty_final
+            and not self.finalization_used
+            and bool(self.result.tool_calls)
+        )
+
+    # ------------------------------------------------------------------ tools
+
+    async def _run_tools(self, out: LlmTurnOutput) -> None:
+        plan = plan_turn(
+            out.tool_calls,
+            registered=self.registered,
+            visible=set(self.visible),
+            tools_sent=self._send_tools(),
+            config=self.config,
+            seen_calls=self.seen_calls,
+            first_result_seq=self.cursor.take_seq(len(out.tool_calls)),
+        )
+        self.result.ignored_tool_calls += plan.ignored
+        to_run = [d for d in plan.decisions if d.action == "execute"]
+        if self.config.runs_tools_concurrently():
+            results = await asyncio.gather(*(self._execute(out, d) for d in to_run))
+        else:
+            results = [await self._execute(out, d) for d in to_run]
+        by_seq = {r.result_seq: r for r in results}
+        for decision in plan.decisions:
+            self._record(decision, by_seq.get(decision.result_seq))
+        if plan.repeated:
+            self.tools_off = True
+
+    async def _execute(self, out: LlmTurnOutput, decision: CallDecision) -> ToolRunOutput:
+        call = decision.call
+        spec = self.specs[call.name]
+        timeout_s = spec.timeout_s or self.config.tool_timeout_s
+        retry = spec.retry or self.config.tool_retry
+        inp = ToolRunInput(
+            session_id=self.session_id,
+            workflow_id=workflow.info().workflow_id,
+            turn=self.cursor.turn_index,
+            assistant_seq=out.assistant_seq,
+            call_index=call.index,
+            call_id=call.id,
+            name=call.name,
+            result_seq=decision.result_seq,
+            max_output_bytes=self.config.max_tool_output_bytes,
+            timeout_s=timeout_s,
+            max_attempts=retry.maximum_attempts,
+            inline_bytes=self.config.inline_bytes,
+        )
+        try:
+            return await workflow.execute_activity(
+                names.RUN_TOOL,
+                inp,
+                result_type=ToolRunOutput,
+                start_to_close_timeout=timedelta(seconds=timeout_s + 10),
+                retry_policy=retry_policy(retry),
+                summary=f"tool: {call.name}",
+            )
+        except ActivityError as err:
+            timed_out = isinstance(err.cause, TimeoutError)
+            code = ErrorCode.TOOL_TIMEOUT if timed_out else ErrorCode.TOOL_ERROR
+            message = failure_of(err).message
+            envelope = Envelope.failure(code, f"tool {call.name!r} failed: {message}")
+            self.appends.append(
+                AppendItem(
+                    seq=decision.result_seq,
+                    message=Message.tool_result(call.id, call.name, envelope),
+                )
+            )
+            return ToolRunOutput(
+                result_seq=decision.result_seq,
+                call_id=call.id,
+                name=call.name,
+                ok=False,
+                error_codes=[code],
+            )
+
+    def _record(self, decision: CallDecision, ran: ToolRunOutput | None) -> None:
+        call = decision.call
+        if decision.action == "execute" and ran is not None:
+            ok, codes, text = ran.ok, ran.error_codes, ran.preview
+            self.seen_calls[call_key(call.name, call.args_sha256)] = decision.result_seq
+        elif decision.action == "reuse" and decision.reuse_seq is not None:
+            self.appends.append(
+                AppendItem(
+                    seq=decision.result_seq,
+                    copy_result_from=decision.reuse_seq,
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                )
+            )
+            ok, codes, text = self.last_ok_by_tool.get(call.name, True), [], "reused"
+        else:
+            error = decision.error or CodedError(code=ErrorCode.TOOL_ERROR, message="refused")
+            envelope = Envelope(ok=False, errors=[error])
+            self.appends.append(
+                AppendItem(
+                    seq=decision.result_seq,
+                    message=Message.tool_result(call.id, call.name, envelope),
+                )
+            )
+            ok, codes, text = False, [error.code], error.message
+        if not decision.ignored and call.name in self.registered:
+            self.last_ok_by_tool[call.name] = ok
+        self.result.tool_calls.append(
+            ToolOutcome(
+                turn=self.cursor.turn_index,
+                call_id=call.id,
+                name=call.name,
+                ok=ok,
+                error_codes=codes,
+                executed=decision.action == "execute",
+                reused=decision.action == "reuse",
+            )
+        )
+        self._remember(decision.result_seq, "tool", text, [call.name])
+
+    # ------------------------------------------------------------------ endings
+
+    async def _finish(self, out: LlmTurnOutput) -> RunResult:
+        self.result.reply = out.text
+        self.result.reply_truncated = out.text_truncated
+        self.result.reply_seq = out.assistant_seq
+        verdict = judge_final(
+            self.config,
+            tool_calls_made=len(self.result.tool_calls),
+            last_ok_by_tool=self.last_ok_by_tool,
+        )
+        if verdict is None and not (out.text or "").strip():
+            verdict = CodedError(code=ErrorCode.EMPTY_FINAL, message="the final reply was empty")
+        if verdict is not None:
+            self.result.status = "failed"
+            self.result.error = verdict
+        return self.result
+
+    def _fail(self, code: str, message: str) -> RunResult:
+        self.result.status = "failed"
+        self.result.error = CodedError(code=code, message=message)
+        return self.result

@@ -1,0 +1,37 @@
+"""Shared test helpers. Fixtures come from the durable_loop pytest plugin."""
+
+from __future__ import annotations
+
+import uuid
+
+from durable_loop.testing import ScriptedLLM
+from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings, RuntimeConfig, SessionSettings
+
+FAST_RETRY = RetrySettings(initial_interval_s=0.1, maximum_interval_s=1.0, maximum_attempts=3)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def settings_for(
+    llm: ScriptedLLM,
+    model: str,
+    *,
+    runtime: RuntimeConfig | None = None,
+    api_key_env: str | None = None,
+    timeout_s: float = 10.0,
+    retry: RetrySettings = FAST_RETRY,
+    system_prompt: str | None = None,
+) -> SessionSettings:
+    return SessionSettings(
+        llm=LlmEndpoint(
+            model=model,
+            base_url=llm.base_url,
+            api_key_env=api_key_env,
+            timeout_s=timeout_s,
+            retry=retry,
+        ),
+        runtime=runtime or RuntimeConfig(),
+        system_prompt=system_prompt,
+    )
