@@ -10,6 +10,7 @@ from durable_loop.toolcalling.config import SessionSettings
 from durable_loop.toolcalling.contracts import (
     CloseRequest,
     RunResult,
+    SessionEnd,
     SessionInput,
     SessionStatus,
     TailRequest,
@@ -37,9 +38,7 @@ class SessionClient:
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
 
-    async def send(
-        self, session_id: str, text: str, *, message_id: str | None = None
-    ) -> RunResult:
+    async def send(self, session_id: str, text: str, *, message_id: str | None = None) -> RunResult:
         """Send a message to a running session and wait for the reply."""
         return await self.handle(session_id).execute_update(
             names.UPDATE_SEND_MESSAGE,
@@ -57,7 +56,7 @@ class SessionClient:
         message_id: str | None = None,
     ) -> RunResult:
         """Update-with-start: one call that creates the session if needed and sends."""
-        start = WithStartWorkflowOperation(
+        start: WithStartWorkflowOperation[SessionInput, SessionEnd] = WithStartWorkflowOperation(
             names.SESSION_WORKFLOW,
             SessionInput(session_id=session_id, settings=settings),
             id=names.session_workflow_id(session_id),
@@ -78,9 +77,7 @@ class SessionClient:
         )
 
     async def status(self, session_id: str) -> SessionStatus:
-        return await self.handle(session_id).query(
-            names.QUERY_STATUS, result_type=SessionStatus
-        )
+        return await self.handle(session_id).query(names.QUERY_STATUS, result_type=SessionStatus)
 
     async def tail(self, session_id: str, limit: int = 20) -> TranscriptTail:
         return await self.handle(session_id).query(

@@ -5,7 +5,12 @@ from __future__ import annotations
 import uuid
 
 from durable_loop.testing import ScriptedLLM
-from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings, RuntimeConfig, SessionSettings
+from durable_loop.toolcalling.config import (
+    LlmEndpoint,
+    RetrySettings,
+    RuntimeConfig,
+    SessionSettings,
+)
 
 FAST_RETRY = RetrySettings(initial_interval_s=0.1, maximum_interval_s=1.0, maximum_attempts=3)
 

@@ -26,7 +26,7 @@ from durable_loop.toolcalling.contracts import LlmTurnInput, LlmTurnOutput, Tool
 from durable_loop.toolcalling.errors import ConfigError, ErrorCode
 from durable_loop.toolcalling.messages import Message, Usage
 from durable_loop.toolcalling.plan import PromptPlan
-from durable_loop.toolcalling.providers import ProviderFormatError, get_adapter
+from durable_loop.toolcalling.providers import ProviderAdapter, ProviderFormatError, get_adapter
 from durable_loop.toolcalling.providers.openai_compat import loads_lenient
 from durable_loop.toolcalling.registry import ToolRegistry
 
@@ -57,7 +57,9 @@ class LlmActivities:
         try:
             adapter = get_adapter(endpoint.provider)
         except ConfigError as err:
-            raise ApplicationError(str(err), type=ErrorCode.CONFIG_ERROR, non_retryable=True) from None
+            raise ApplicationError(
+                str(err), type=ErrorCode.CONFIG_ERROR, non_retryable=True
+            ) from None
         api_key = self._api_key(endpoint.api_key_env)
         history = await self.store.read(session_id, upto_seq=inp.assistant_seq)
         messages = [m.message for m in history]
@@ -75,7 +77,8 @@ class LlmActivities:
             )
         except httpx.TimeoutException as err:
             raise ApplicationError(
-                f"{endpoint.provider} did not answer within {endpoint.timeout_s}s ({type(err).__name__})",
+                f"{endpoint.provider} did not answer within {endpoint.timeout_s}s "
+                f"({type(err).__name__})",
                 type=ErrorCode.PROVIDER_UNAVAILABLE,
             ) from None
         except httpx.TransportError as err:
@@ -86,7 +89,7 @@ class LlmActivities:
         latency_ms = int((time.monotonic() - started) * 1000)
         raw = response.text
         if response.status_code >= 400:
-            raise self._http_error(adapter.classify_status, response, raw, api_key, url)
+            raise self._http_error(adapter, response, raw, api_key, url)
         try:
             reply = adapter.parse_response(loads_lenient(raw), raw)
         except ProviderFormatError as err:
@@ -138,9 +141,14 @@ class LlmActivities:
         )
 
     def _http_error(
-        self, classify, response: httpx.Response, raw: str, api_key: str | None, url: str  # type: ignore[no-untyped-def]
+        self,
+        adapter: ProviderAdapter,
+        response: httpx.Response,
+        raw: str,
+        api_key: str | None,
+        url: str,
     ) -> ApplicationError:
-        verdict = classify(response.status_code, raw)
+        verdict = adapter.classify_status(response.status_code, raw)
         snippet = _redact(" ".join(raw[:ERROR_SNIPPET].split()), api_key)
         message = f"HTTP {response.status_code} from {url}: {snippet}"
         if verdict.code == ErrorCode.PROVIDER_AUTH:
@@ -150,7 +158,9 @@ class LlmActivities:
             message,
             type=verdict.code,
             non_retryable=not verdict.retryable,
-            next_retry_delay=timedelta(seconds=delay) if delay is not None and verdict.retryable else None,
+            next_retry_delay=timedelta(seconds=delay)
+            if delay is not None and verdict.retryable
+            else None,
         )
 
 
@@ -180,15 +190,17 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
         )
     meta = stored.meta
     usage = meta.get("usage")
+    finish = meta.get("finish_reason")
+    latency = meta.get("latency_ms")
     return LlmTurnOutput(
         assistant_seq=stored.seq,
         text=text if message.content is not None else None,
         text_bytes=text_bytes,
         text_truncated=truncated,
-        finish_reason=meta.get("finish_reason") if isinstance(meta.get("finish_reason"), str) else None,  # type: ignore[arg-type]
+        finish_reason=finish if isinstance(finish, str) else None,
         tool_calls=calls,
         usage=Usage.model_validate(usage) if isinstance(usage, dict) else Usage(),
-        latency_ms=int(meta.get("latency_ms") or 0),  # type: ignore[arg-type]
+        latency_ms=latency if isinstance(latency, int) else 0,
         model=str(meta.get("model") or inp.endpoint.model),
         plan_fingerprint=str(meta.get("plan_fingerprint") or ""),
         cached=cached,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from pydantic import JsonValue
 from temporalio import activity
 
 from durable_loop.activities.dispatch import dispatch
@@ -66,7 +67,7 @@ class ToolActivities:
             )
         duration_ms = int((time.monotonic() - started) * 1000)
         message = Message.tool_result(inp.call_id, inp.name, envelope)
-        meta = {
+        meta: dict[str, JsonValue] = {
             "turn": inp.turn,
             "duration_ms": duration_ms,
             "output_bytes": size,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
@@ -57,9 +57,9 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 
 
 @pytest.fixture(scope="session")
-def scripted_llm() -> ScriptedLLM:
+def scripted_llm() -> Iterator[ScriptedLLM]:
     server = ScriptedLLM().start()
-    yield server  # type: ignore[misc]
+    yield server
     server.stop()
 
 
@@ -108,7 +108,9 @@ def loop_worker(temporal_env: WorkflowEnvironment, store_url: str) -> WorkerFact
         worker = build_worker(temporal_env.client, deps, task_queue=queue, tuning=tuning)
         try:
             async with worker:
-                yield LoopWorker(worker, store, SessionClient(temporal_env.client, task_queue=queue))
+                yield LoopWorker(
+                    worker, store, SessionClient(temporal_env.client, task_queue=queue)
+                )
         finally:
             await http.aclose()
             await store.close()

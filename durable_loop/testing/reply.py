@@ -45,7 +45,9 @@ def tool_calls(
                 },
             }
         )
-    return _completion({"role": "assistant", "content": content, "tool_calls": wire}, "tool_calls", usage)
+    return _completion(
+        {"role": "assistant", "content": content, "tool_calls": wire}, "tool_calls", usage
+    )
 
 
 def tool_call(name: str, arguments: Any, call_id: str | None = None) -> Reply:

@@ -72,7 +72,8 @@ class ScriptedLLM:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        host_text = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{host_text}:{port}"
 
     def start(self) -> ScriptedLLM:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -114,7 +115,11 @@ class ScriptedLLM:
         if step is None:
             return Reply(
                 status=400,
-                body={"error": {"message": f"scripted endpoint: no reply left for {request.model!r}"}},
+                body={
+                    "error": {
+                        "message": f"scripted endpoint: no reply left for model {request.model!r}"
+                    }
+                },
             )
         return step(request) if callable(step) else step
 

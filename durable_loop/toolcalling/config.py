@@ -156,5 +156,3 @@ class SessionSettings(BaseModel):
     runtime: RuntimeConfig = RuntimeConfig()
     system_prompt: str | None = None
     title: str | None = None
-
-

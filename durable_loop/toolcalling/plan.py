@@ -22,11 +22,13 @@ class PromptPlan(BaseModel):
 
         The session id and seq are left out so two sessions fed the same inputs match.
         """
-        surface = {
+        surface: dict[str, JsonValue] = {
             "model": self.model,
             "messages": [m.model_dump(mode="json", exclude_defaults=True) for m in messages],
-            "tools": [t.model_dump(mode="json", include={"name", "description", "parameters"})
-                      for t in self.tools],
+            "tools": [
+                t.model_dump(mode="json", include={"name", "description", "parameters"})
+                for t in self.tools
+            ],
             "tool_choice": self.tool_choice,
             "llm_options": self.llm_options,
         }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar, get_type_hints
 
@@ -77,7 +77,7 @@ def schema_from_function(fn: ToolFunction) -> dict[str, JsonValue]:
         annotation = hints.get(name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[name] = (annotation, default)
-    model = create_model(f"{fn.__name__}_args", **fields)  # type: ignore[call-overload]
+    model = create_model(f"{fn.__name__}_args", **fields)
     schema: dict[str, JsonValue] = model.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():  # type: ignore[union-attr]

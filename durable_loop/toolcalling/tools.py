@@ -21,14 +21,16 @@ def check_tool_name(name: str) -> str:
     return name
 
 
+def _empty_object_schema() -> dict[str, JsonValue]:
+    return {"type": "object", "properties": {}}
+
+
 class ToolSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
     description: str = ""
-    parameters: dict[str, JsonValue] = Field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: dict[str, JsonValue] = Field(default_factory=_empty_object_schema)
     timeout_s: float | None = Field(default=None, gt=0)
     retry: RetrySettings | None = None
 
@@ -54,7 +56,5 @@ def visible_tool_names(
     deny = set(denylist)
     allow = None if allowlist is None else set(allowlist)
     return [
-        t.name
-        for t in catalog.tools
-        if t.name not in deny and (allow is None or t.name in allow)
+        t.name for t in catalog.tools if t.name not in deny and (allow is None or t.name in allow)
     ]

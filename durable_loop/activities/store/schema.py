@@ -22,6 +22,4 @@ class TranscriptRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     message_json: Mapped[str] = mapped_column(Text)
     meta_json: Mapped[str] = mapped_column(Text, default="{}")
-    created_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now()
-    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

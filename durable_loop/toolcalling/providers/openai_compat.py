@@ -114,7 +114,7 @@ class OpenAICompatAdapter:
         content = wire.get("content")
         if isinstance(content, list):
             content = "".join(
-                part.get("text", "") for part in content if isinstance(part, dict)
+                str(part.get("text") or "") for part in content if isinstance(part, dict)
             )
         if content is not None and not isinstance(content, str):
             raise ProviderFormatError("message content is neither text nor parts", raw)

@@ -1,0 +1,41 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/pip --disable-pip-version-check -q
+
+.PHONY: demo test lint typecheck test-suite test-dev clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+
+$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
+	$(PIP) install -e ".[local-llm]"
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(PIP) install -e ".[dev,local-llm]"
+	touch $@
+
+demo: $(VENV)/.installed-demo
+	$(BIN)/durable-loop demo
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy durable_loop
+
+test-suite: $(VENV)/.installed-dev
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+test: lint typecheck test-suite
+
+# The same suite against the embedded dev server instead of the time-skipping server.
+test-dev: $(VENV)/.installed-dev
+	DURABLE_LOOP_TEST_SERVER=dev $(BIN)/pytest -q $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .durable-loop .pytest_cache .mypy_cache .ruff_cache
