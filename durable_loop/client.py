@@ -24,12 +24,15 @@ class SessionClient:
     def __init__(self, client: Client, *, task_queue: str = TASK_QUEUE) -> None:
         self.client = client
         self.task_queue = task_queue
+        self.started_workflow_ids: set[str] = set()
+        """Workflow ids this client started or joined (tests replay their histories)."""
 
     def handle(self, session_id: str) -> WorkflowHandle:
         return self.client.get_workflow_handle(names.session_workflow_id(session_id))
 
     async def start(self, session_id: str, settings: SessionSettings) -> WorkflowHandle:
         """Start the session, or return the running one with the same id."""
+        self.started_workflow_ids.add(names.session_workflow_id(session_id))
         return await self.client.start_workflow(
             names.SESSION_WORKFLOW,
             SessionInput(session_id=session_id, settings=settings),
@@ -56,6 +59,7 @@ class SessionClient:
         message_id: str | None = None,
     ) -> RunResult:
         """Update-with-start: one call that creates the session if needed and sends."""
+        self.started_workflow_ids.add(names.session_workflow_id(session_id))
         start: WithStartWorkflowOperation[SessionInput, SessionEnd] = WithStartWorkflowOperation(
             names.SESSION_WORKFLOW,
             SessionInput(session_id=session_id, settings=settings),

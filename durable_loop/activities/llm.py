@@ -27,6 +27,7 @@ from durable_loop.toolcalling.errors import ConfigError, ErrorCode
 from durable_loop.toolcalling.messages import Message, Usage
 from durable_loop.toolcalling.plan import PromptPlan
 from durable_loop.toolcalling.providers import ProviderAdapter, ProviderFormatError, get_adapter
+from durable_loop.toolcalling.providers.base import SNIPPET_LIMIT
 from durable_loop.toolcalling.providers.openai_compat import loads_lenient
 from durable_loop.toolcalling.registry import ToolRegistry
 
@@ -93,8 +94,11 @@ class LlmActivities:
         try:
             reply = adapter.parse_response(loads_lenient(raw), raw)
         except ProviderFormatError as err:
+            # Redact before cutting the snippet, so a key cut in half cannot slip through.
+            began = _redact(raw, api_key)[:SNIPPET_LIMIT]
             raise ApplicationError(
-                _redact(f"unreadable {endpoint.provider} response: {err}", api_key),
+                f"unreadable {endpoint.provider} response: {_redact(err.reason, api_key)}; "
+                f"response began: {began!r}",
                 type=ErrorCode.PROVIDER_BAD_RESPONSE,
                 non_retryable=True,
             ) from None
@@ -149,7 +153,7 @@ class LlmActivities:
         url: str,
     ) -> ApplicationError:
         verdict = adapter.classify_status(response.status_code, raw)
-        snippet = _redact(" ".join(raw[:ERROR_SNIPPET].split()), api_key)
+        snippet = " ".join(_redact(raw, api_key)[:ERROR_SNIPPET].split())
         message = f"HTTP {response.status_code} from {url}: {snippet}"
         if verdict.code == ErrorCode.PROVIDER_AUTH:
             message += " (check the API key variable configured for this endpoint)"

@@ -51,6 +51,7 @@ class ToolActivities:
             turn=inp.turn,
             attempt=info.attempt,
             idempotency_key=idempotency_key(inp.workflow_id, inp.call_id, inp.result_seq),
+            workspace_id=inp.workspace_id,
         )
         started = time.monotonic()
         if inp.call_index >= len(calls):
@@ -94,4 +95,5 @@ def summarize_result(stored: StoredMessage, inp: ToolRunInput, *, cached: bool) 
         preview=preview,
         duration_ms=int(stored.meta.get("duration_ms") or 0),  # type: ignore[arg-type]
         cached=cached,
+        proposal=envelope.proposal,
     )

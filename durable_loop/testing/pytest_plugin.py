@@ -7,6 +7,7 @@ store at another database (e.g. PostgreSQL).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -15,13 +16,17 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.client import SessionClient
+from durable_loop.testing.history import replay_failures, session_histories
 from durable_loop.testing.scripted import ScriptedLLM
+from durable_loop.toolcalling import names
 from durable_loop.toolcalling.registry import ToolRegistry
 from durable_loop.workers.binaries import temporal_cli, temporal_test_server
 from durable_loop.workers.worker import WorkerDeps, WorkerTuning, build_worker, new_http_client
@@ -80,13 +85,27 @@ class LoopWorker:
         self.sessions = sessions
         self.task_queue = worker.task_queue
 
+    async def histories(self, session_id: str) -> list[WorkflowHistory]:
+        """Every run of the session's workflow, oldest first."""
+        return await session_histories(
+            self.sessions.client, names.session_workflow_id(session_id)
+        )
+
 
 WorkerFactory = Callable[..., AbstractAsyncContextManager[LoopWorker]]
 
 
-@pytest.fixture
-def loop_worker(temporal_env: WorkflowEnvironment, store_url: str) -> WorkerFactory:
-    """``async with loop_worker(registry) as w:`` runs a worker on a fresh task queue."""
+@pytest_asyncio.fixture
+async def loop_worker(
+    temporal_env: WorkflowEnvironment, store_url: str
+) -> AsyncIterator[WorkerFactory]:
+    """``async with loop_worker(registry) as w:`` runs a worker on a fresh task queue.
+
+    On teardown every session a test started (every run, across continue-as-new) is
+    replayed against the current workflow code; a replay failure fails the test. Pass the
+    same ``task_queue`` twice to stop a worker and start another one on the same sessions.
+    """
+    clients: list[SessionClient] = []
 
     @asynccontextmanager
     async def factory(
@@ -106,13 +125,27 @@ def loop_worker(temporal_env: WorkflowEnvironment, store_url: str) -> WorkerFact
         )
         queue = task_queue or f"test-{uuid.uuid4().hex[:12]}"
         worker = build_worker(temporal_env.client, deps, task_queue=queue, tuning=tuning)
+        sessions = SessionClient(temporal_env.client, task_queue=queue)
+        clients.append(sessions)
         try:
             async with worker:
-                yield LoopWorker(
-                    worker, store, SessionClient(temporal_env.client, task_queue=queue)
-                )
+                yield LoopWorker(worker, store, sessions)
         finally:
             await http.aclose()
             await store.close()
 
-    return factory
+    yield factory
+    await _replay_and_close(temporal_env.client, clients)
+
+
+async def _replay_and_close(client: Client, clients: list[SessionClient]) -> None:
+    workflow_ids = sorted({wid for c in clients for wid in c.started_workflow_ids})
+    histories: list[WorkflowHistory] = []
+    for workflow_id in workflow_ids:
+        histories.extend(await session_histories(client, workflow_id))
+        with contextlib.suppress(RPCError):
+            await client.get_workflow_handle(workflow_id).terminate("test finished")
+    failures = await replay_failures(histories)
+    if failures:
+        lines = "\n".join(f"  run {run_id}: {err}" for run_id, err in failures.items())
+        pytest.fail(f"workflow histories do not replay:\n{lines}", pytrace=False)

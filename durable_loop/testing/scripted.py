@@ -101,6 +101,13 @@ class ScriptedLLM:
         with self._lock:
             return list(self._requests[model])
 
+    def forget(self, model: str) -> int:
+        """Drop the requests recorded for ``model`` (long benchmarks); returns how many."""
+        with self._lock:
+            dropped = len(self._requests[model])
+            self._requests[model].clear()
+            return dropped
+
     def remaining(self, model: str) -> int:
         with self._lock:
             return len(self._queues[model])

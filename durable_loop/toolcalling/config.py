@@ -9,7 +9,18 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from durable_loop.toolcalling.transforms.names import TransformSet, check_names
 
 RESERVED_REQUEST_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "response_format"})
 DEFAULT_FIX_EMPTY_FINAL_TEXT = (
@@ -57,6 +68,35 @@ class RetrySettings(BaseModel):
         return timedelta(seconds=self.maximum_interval_s)
 
 
+class ContextWindow(BaseModel):
+    """A per-model budget for the request the LLM activity builds from the transcript.
+
+    Without a tokenizer, ``max_tokens`` becomes characters at ``chars_per_token`` (a
+    deliberately low ratio, so the estimate errs on the short side).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_chars: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    chars_per_token: float = Field(default=3.0, gt=0)
+
+    def budget_chars(self) -> int | None:
+        limits = [self.max_chars] if self.max_chars else []
+        if self.max_tokens:
+            limits.append(int(self.max_tokens * self.chars_per_token))
+        return min(limits) if limits else None
+
+
+def default_api_prefix(provider: str) -> str:
+    """The provider adapter's own prefix (``/v1``, ``/v1beta``...); ``/v1`` if unknown."""
+    # Imported here: the adapters import the tool specs, which import this module.
+    from durable_loop.toolcalling.providers import ADAPTERS
+
+    adapter = ADAPTERS.get(provider)
+    return adapter.default_api_prefix if adapter is not None else "/v1"
+
+
 class LlmEndpoint(BaseModel):
     """Where and how to reach a model. Holds the *name* of the key variable, never the key."""
 
@@ -65,13 +105,40 @@ class LlmEndpoint(BaseModel):
     provider: str = "openai"
     model: str
     base_url: str = "http://127.0.0.1:8080"
-    api_prefix: str = "/v1"
+    api_prefix: str = Field(
+        default="/v1",
+        description="Path between base_url and the endpoint; when unset (or None) the "
+        "provider adapter's default: /v1 for openai and anthropic, /v1beta for gemini.",
+    )
     api_key_env: str | None = Field(
         default=None,
         description="Name of the worker environment variable holding the API key.",
     )
     timeout_s: float = Field(default=120.0, gt=0)
     retry: RetrySettings = RetrySettings()
+    llm_options: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="Request options for this model (e.g. its sampling profile); "
+        "runtime request_overrides win over them.",
+    )
+    context_window: ContextWindow | None = None
+    tool_calling_reliable: bool | None = Field(
+        default=None,
+        description="Marks the model for tool_use_mode=enforced; None asks the catalog.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_prefix(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("api_prefix") is None:
+            provider = data.get("provider") or "openai"
+            data = {**data, "api_prefix": default_api_prefix(str(provider))}
+        return data
+
+    @field_validator("llm_options")
+    @classmethod
+    def _drop_reserved_options(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        return {k: v for k, v in value.items() if k not in RESERVED_REQUEST_KEYS}
 
     @field_validator("base_url")
     @classmethod
@@ -123,6 +190,43 @@ class RuntimeConfig(BaseModel):
     reply_inline_bytes: int = Field(default=16_000, ge=0)
     transcript_tail: int = Field(default=20, ge=1, le=500)
     continue_as_new_after_events: int = Field(default=8_000, ge=200)
+    message_transforms: NameList = Field(default_factory=list)
+    tool_transforms: NameList = Field(default_factory=list)
+    response_transforms: NameList = Field(default_factory=list)
+    tool_call_transforms: NameList = Field(default_factory=list)
+    tool_result_transforms: NameList = Field(default_factory=list)
+    max_session_tokens: int | None = Field(
+        default=None, ge=1, description="Input + output tokens a session may spend"
+    )
+    summarize_dropped_context: bool = Field(
+        default=False,
+        description="When the context window leaves messages out, summarise them once "
+        "(its own activity) and send the summary in their place.",
+    )
+    allow_enforced_on_unreliable_model: bool = Field(
+        default=False,
+        description="Permit tool_use_mode=enforced with a model not marked tool-call reliable",
+    )
+
+    @field_validator(
+        "message_transforms",
+        "tool_transforms",
+        "response_transforms",
+        "tool_call_transforms",
+        "tool_result_transforms",
+    )
+    @classmethod
+    def _known_transforms(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        return check_names(str(info.field_name), value)
+
+    def transform_set(self) -> TransformSet:
+        return TransformSet(
+            message_transforms=self.message_transforms,
+            tool_transforms=self.tool_transforms,
+            response_transforms=self.response_transforms,
+            tool_call_transforms=self.tool_call_transforms,
+            tool_result_transforms=self.tool_result_transforms,
+        )
 
     @field_validator("request_overrides")
     @classmethod
@@ -147,12 +251,32 @@ class RuntimeConfig(BaseModel):
         return self.parallel_tool_calls is not False
 
 
+class WorkspaceSettings(BaseModel):
+    """The session's workspace and how proposals to its facts wait for a person."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    workspace_id: str | None = Field(default=None, description="None: the session id")
+    proposal_ttl_s: float = Field(
+        default=7 * 24 * 3600.0, gt=0, description="A pending proposal expires after this"
+    )
+    block_until_decision: bool = Field(
+        default=False,
+        description="After a proposal, the loop waits for the decision before the next LLM call",
+    )
+
+
 class SessionSettings(BaseModel):
     """What a session is started with: its model, its loop configuration and its prompt."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     llm: LlmEndpoint
+    fallback_llms: list[LlmEndpoint] = Field(
+        default_factory=list,
+        description="Tried in order when a turn fails on the model before them",
+    )
     runtime: RuntimeConfig = RuntimeConfig()
     system_prompt: str | None = None
     title: str | None = None
+    workspace: WorkspaceSettings = WorkspaceSettings()

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, JsonValue
 from durable_loop.toolcalling.config import LlmEndpoint, SessionSettings
 from durable_loop.toolcalling.errors import CodedError
 from durable_loop.toolcalling.messages import Message, Usage
+from durable_loop.toolcalling.proposals import ProposalBookState, ProposalNotice
 from durable_loop.toolcalling.tools import ToolCatalog
 
 # ---------------------------------------------------------------- workflow surface
@@ -100,6 +101,7 @@ class CarriedState(BaseModel):
     queue: list[UserMessage] = Field(default_factory=list)
     recent_results: list[RunResult] = Field(default_factory=list)
     tail: list[TailEntry] = Field(default_factory=list)
+    proposals: ProposalBookState = Field(default_factory=ProposalBookState)
 
 
 class SessionInput(BaseModel):
@@ -185,6 +187,7 @@ class ToolRunInput(BaseModel):
     timeout_s: float
     max_attempts: int
     inline_bytes: int = 512
+    workspace_id: str | None = None
 
 
 class ToolRunOutput(BaseModel):
@@ -197,6 +200,9 @@ class ToolRunOutput(BaseModel):
     preview: str = ""
     duration_ms: int = 0
     cached: bool = False
+    proposal: ProposalNotice | None = Field(
+        default=None, description="A change this call proposed; it awaits a person's decision"
+    )
 
 
 class WriteMessagesInput(BaseModel):

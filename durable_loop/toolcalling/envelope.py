@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from durable_loop.toolcalling.canonical_json import canonical_dumps
 from durable_loop.toolcalling.errors import CodedError, ErrorCode
+from durable_loop.toolcalling.proposals import ProposalNotice
 
 
 class Envelope(BaseModel):
@@ -14,6 +15,11 @@ class Envelope(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     errors: list[CodedError] = Field(default_factory=list)
     deduplicated: bool = False
+    proposal: ProposalNotice | None = Field(
+        default=None,
+        description="Set by a tool that proposed a change for a person to confirm; reaches "
+        "the workflow as ToolRunOutput.proposal and is never part of the model's content",
+    )
 
     @classmethod
     def success(cls, data: JsonValue = None, warnings: list[str] | None = None) -> Envelope:
@@ -32,4 +38,5 @@ class Envelope(BaseModel):
         body = self.model_dump(mode="json", exclude_defaults=False)
         if not self.deduplicated:
             body.pop("deduplicated")
+        body.pop("proposal")
         return canonical_dumps(body)

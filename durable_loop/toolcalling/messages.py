@@ -17,6 +17,11 @@ class ToolCall(BaseModel):
     id: str
     name: str
     arguments: str = "{}"
+    signature: str | None = Field(
+        default=None,
+        description="Opaque provider signature of the call (Gemini thoughtSignature), "
+        "sent back verbatim on later requests",
+    )
 
 
 class Usage(BaseModel):

@@ -15,6 +15,7 @@ from typing import Any, TypeVar, get_type_hints
 from pydantic import BaseModel, ConfigDict, JsonValue, create_model
 
 from durable_loop.toolcalling.config import RetrySettings
+from durable_loop.toolcalling.proposals import NEVER_MODEL_FACING
 from durable_loop.toolcalling.tools import ToolCatalog, ToolSpec
 
 ToolFunction = Callable[..., Any]
@@ -32,6 +33,7 @@ class ToolContext(BaseModel):
     turn: int
     attempt: int
     idempotency_key: str
+    workspace_id: str | None = None
 
 
 class ToolFailure(Exception):
@@ -96,6 +98,8 @@ class ToolRegistry:
     def _add(self, tool: RegisteredTool) -> None:
         if tool.spec.name in self._tools:
             raise ValueError(f"tool {tool.spec.name!r} is already registered")
+        if tool.spec.name in NEVER_MODEL_FACING:
+            raise ValueError(f"{tool.spec.name!r} runs only from a human decision, never as a tool")
         self._tools[tool.spec.name] = tool
 
     def register(
@@ -107,15 +111,25 @@ class ToolRegistry:
         parameters: dict[str, JsonValue] | None = None,
         timeout_s: float | None = None,
         retry: RetrySettings | None = None,
+        **placement: Any,
     ) -> RegisteredTool:
-        """Register ``fn``; without ``parameters`` the schema comes from its signature."""
+        """Register ``fn``; without ``parameters`` the schema comes from its signature.
+
+        ``placement`` takes the other :class:`ToolSpec` fields (``dedupe``, ``local``,
+        ``long_running``, ``task_queue``, ``heartbeat_timeout_s``, ``ensemble``).
+        """
         spec = ToolSpec(
             name=name or fn.__name__,
             description=description if description is not None else _doc_summary(fn),
             parameters=parameters if parameters is not None else schema_from_function(fn),
             timeout_s=timeout_s,
             retry=retry,
+            **placement,
         )
+        return self.add(spec, fn)
+
+    def add(self, spec: ToolSpec, fn: ToolFunction) -> RegisteredTool:
+        """Register ``fn`` under a ready-made spec (ensembles and MCP servers build their own)."""
         tool = RegisteredTool(
             spec=spec,
             fn=fn,
@@ -132,11 +146,19 @@ class ToolRegistry:
         description: str | None = None,
         timeout_s: float | None = None,
         retry: RetrySettings | None = None,
+        **placement: Any,
     ) -> Callable[[F], F]:
         """Decorator form of :meth:`register`."""
 
         def decorate(fn: F) -> F:
-            self.register(fn, name=name, description=description, timeout_s=timeout_s, retry=retry)
+            self.register(
+                fn,
+                name=name,
+                description=description,
+                timeout_s=timeout_s,
+                retry=retry,
+                **placement,
+            )
             return fn
 
         return decorate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from durable_loop.toolcalling.config import RetrySettings
 
@@ -33,11 +33,34 @@ class ToolSpec(BaseModel):
     parameters: dict[str, JsonValue] = Field(default_factory=_empty_object_schema)
     timeout_s: float | None = Field(default=None, gt=0)
     retry: RetrySettings | None = None
+    ensemble: str | None = Field(default=None, description="The group the tool came from")
+    dedupe: bool = Field(
+        default=False,
+        description="An exact repeat (name + canonical arguments) within a session returns "
+        "the recorded result instead of running again",
+    )
+    local: bool = Field(
+        default=False, description="Short and side-effect free: runs as a local activity"
+    )
+    long_running: bool = Field(
+        default=False,
+        description="Runs on its own task queue, heartbeats, and is cancelled with the session",
+    )
+    task_queue: str | None = Field(
+        default=None, description="Task queue of a long-running tool (default: <queue>-long)"
+    )
+    heartbeat_timeout_s: float | None = Field(default=None, gt=0)
 
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
         return check_tool_name(value)
+
+    @model_validator(mode="after")
+    def _placement(self) -> ToolSpec:
+        if self.local and self.long_running:
+            raise ValueError(f"tool {self.name!r} cannot be both local and long_running")
+        return self
 
 
 class ToolCatalog(BaseModel):

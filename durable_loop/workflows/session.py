@@ -81,8 +81,15 @@ class SessionWorkflow:
             self._messages_done += 1
             self._keep_result(result)
             if self._should_continue_as_new():
-                await workflow.wait_condition(workflow.all_handlers_finished)
-                if self._should_continue_as_new() and self._in_progress is None:
+                # Updates for queued messages wait on this loop, so waiting for every
+                # handler to finish while messages are queued would deadlock: drain the
+                # queue first and continue as new once it is empty and handlers are done.
+                await workflow.wait_condition(
+                    lambda: workflow.all_handlers_finished()
+                    or bool(self._queue)
+                    or self._closing is not None
+                )
+                if not self._queue and self._closing is None and workflow.all_handlers_finished():
                     workflow.continue_as_new(self._carry(inp))
 
     async def _load_catalog(self) -> ToolCatalog:

@@ -2,6 +2,7 @@
 
 from alembic import context
 
+from durable_loop.activities.store import workspace_schema  # noqa: F401  (registers tables)
 from durable_loop.activities.store.schema import Base
 
 connection = context.config.attributes["connection"]

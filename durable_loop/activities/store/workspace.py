@@ -1,0 +1,386 @@
+"""Workspace store: versioned facts/draft/locks/ui_state with an append-only audit log.
+
+Every write is one transaction that checks the version it read (``UPDATE ... WHERE
+version = :read``): a write against a stale version is refused, never merged. Keyed writes
+(tool calls, proposal settlements) return their recorded result when repeated, so activity
+retries and worker crashes never apply a change twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
+
+from pydantic import BaseModel, Field, JsonValue
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from durable_loop.activities.store.workspace_schema import (
+    AuditRow,
+    ProposalRow,
+    WorkspaceRow,
+    WriteRow,
+)
+from durable_loop.toolcalling.canonical_json import canonical_dumps
+from durable_loop.workspace.patch import (
+    STALE_VERSION,
+    Doc,
+    Op,
+    WorkspaceError,
+    WorkspaceLimits,
+    apply_ops,
+    normalize_ops,
+    tokens,
+)
+
+T = TypeVar("T")
+WS = WorkspaceRow.__table__
+AUDIT = AuditRow.__table__
+WRITES = WriteRow.__table__
+ATTEMPTS = 8
+
+
+class Snapshot(BaseModel):
+    workspace_id: str
+    facts: Doc = Field(default_factory=dict)
+    draft: Doc = Field(default_factory=dict)
+    locks: list[str] = Field(default_factory=list)
+    ui_state: JsonValue = None
+    version: int = 0
+    facts_version: int = 0
+
+
+class WriteResult(BaseModel):
+    workspace_id: str
+    version: int
+    facts_version: int
+    paths: list[str] = Field(default_factory=list)
+
+
+class AuditEntry(BaseModel):
+    workspace_id: str
+    version: int
+    target: str
+    op: str
+    path: str
+    value: JsonValue = None
+    actor: str
+    actor_kind: str
+    session_id: str | None = None
+    turn: int | None = None
+    call_id: str | None = None
+    proposal_id: str | None = None
+    comment: str | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ChangeSource:
+    """Who or what makes a change, and where: recorded on every audit row."""
+
+    actor: str
+    actor_kind: str = "app"
+    session_id: str | None = None
+    turn: int | None = None
+    call_id: str | None = None
+    proposal_id: str | None = None
+    comment: str | None = None
+    idempotency_key: str | None = None
+
+
+class StaleWrite(Exception):
+    """Another writer changed the workspace between our read and our write."""
+
+
+def insert_ignore(engine_or_conn: AsyncEngine | AsyncConnection, table: object):  # type: ignore[no-untyped-def]
+    dialect = engine_or_conn.dialect.name
+    if dialect == "sqlite":
+        return sqlite_insert(table).on_conflict_do_nothing()  # type: ignore[arg-type]
+    if dialect == "postgresql":
+        return pg_insert(table).on_conflict_do_nothing()  # type: ignore[arg-type]
+    return insert(table)  # type: ignore[arg-type]
+
+
+def dumps(value: JsonValue) -> str:
+    return canonical_dumps(value)
+
+
+def _snapshot(row: object) -> Snapshot:
+    m = row._mapping  # type: ignore[attr-defined]
+    return Snapshot(
+        workspace_id=m["workspace_id"],
+        facts=json.loads(m["facts_json"]),
+        draft=json.loads(m["draft_json"]),
+        locks=json.loads(m["locks_json"]),
+        ui_state=json.loads(m["ui_state_json"]) if m["ui_state_json"] is not None else None,
+        version=m["version"],
+        facts_version=m["facts_version"],
+    )
+
+
+async def retrying(attempt: Callable[[], Awaitable[T]]) -> T:
+    """Re-run a read-check-write transaction a few times on write races (never merges)."""
+    for n in range(ATTEMPTS):
+        try:
+            return await attempt()
+        except (StaleWrite, IntegrityError) as err:
+            last: Exception = err
+        except OperationalError as err:  # SQLite: another writer holds the database
+            if "locked" not in str(err) and "busy" not in str(err):
+                raise
+            last = err
+        await asyncio.sleep(0.01 * (n + 1))
+    raise WorkspaceError(STALE_VERSION, f"the workspace kept changing under this write: {last}")
+
+
+class WorkspaceStore:
+    def __init__(self, engine: AsyncEngine, limits: WorkspaceLimits | None = None) -> None:
+        self.engine = engine
+        self.limits = limits or WorkspaceLimits()
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    # ------------------------------------------------------------------ reads
+
+    async def snapshot(self, workspace_id: str) -> Snapshot:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(select(WS).where(WS.c.workspace_id == workspace_id))).first()
+        return _snapshot(row) if row else Snapshot(workspace_id=workspace_id)
+
+    async def audit(self, workspace_id: str) -> list[AuditEntry]:
+        query = select(AUDIT).where(AUDIT.c.workspace_id == workspace_id).order_by(AUDIT.c.id)
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [
+            AuditEntry(
+                **{k: v for k, v in r._mapping.items() if k not in ("id", "value_json")},
+                value=json.loads(r.value_json) if r.value_json is not None else None,
+            )
+            for r in rows
+        ]
+
+    # ------------------------------------------------------------------ transaction parts
+
+    async def load(self, conn: AsyncConnection, workspace_id: str) -> Snapshot:
+        """Read (creating an empty workspace if absent) inside a write transaction."""
+        await conn.execute(insert_ignore(conn, WS), [{"workspace_id": workspace_id}])
+        query = select(WS).where(WS.c.workspace_id == workspace_id)
+        if conn.dialect.name == "postgresql":
+            query = query.with_for_update()
+        return _snapshot((await conn.execute(query)).one())
+
+    async def save(
+        self, conn: AsyncConnection, read: Snapshot, new: Snapshot, *, facts_changed: bool = False
+    ) -> Snapshot:
+        saved = new.model_copy(
+            update={
+                "version": read.version + 1,
+                "facts_version": read.facts_version + (1 if facts_changed else 0),
+            }
+        )
+        result = await conn.execute(
+            update(WS)
+            .where(WS.c.workspace_id == read.workspace_id, WS.c.version == read.version)
+            .values(
+                facts_json=dumps(saved.facts),
+                draft_json=dumps(saved.draft),
+                locks_json=dumps(saved.locks),  # type: ignore[arg-type]
+                ui_state_json=None if saved.ui_state is None else dumps(saved.ui_state),
+                version=saved.version,
+                facts_version=saved.facts_version,
+                updated_at=func.now(),
+            )
+        )
+        if result.rowcount != 1:
+            raise StaleWrite(read.workspace_id)
+        return saved
+
+    async def record(
+        self,
+        conn: AsyncConnection,
+        workspace_id: str,
+        version: int,
+        source: ChangeSource,
+        entries: list[tuple[str, str, str, JsonValue]],
+    ) -> None:
+        """Append audit rows: (target, op, path, value) each."""
+        if not entries:
+            return
+        await conn.execute(
+            insert(AUDIT),
+            [
+                {
+                    "workspace_id": workspace_id,
+                    "version": version,
+                    "target": target,
+                    "op": op,
+                    "path": path,
+                    "value_json": None if value is None else dumps(value),
+                    "actor": source.actor,
+                    "actor_kind": source.actor_kind,
+                    "session_id": source.session_id,
+                    "turn": source.turn,
+                    "call_id": source.call_id,
+                    "proposal_id": source.proposal_id,
+                    "comment": source.comment,
+                }
+                for target, op, path, value in entries
+            ],
+        )
+
+    async def _recorded(self, conn: AsyncConnection, key: str | None) -> WriteResult | None:
+        if key is None:
+            return None
+        row = (
+            await conn.execute(select(WRITES.c.result_json).where(WRITES.c.idempotency_key == key))
+        ).first()
+        return WriteResult.model_validate_json(row[0]) if row else None
+
+    async def _remember(self, conn: AsyncConnection, key: str | None, result: WriteResult) -> None:
+        if key is not None:
+            await conn.execute(
+                insert(WRITES),
+                [
+                    {
+                        "idempotency_key": key,
+                        "workspace_id": result.workspace_id,
+                        "result_json": result.model_dump_json(),
+                    }
+                ],
+            )
+
+    # ------------------------------------------------------------------ writes
+
+    async def create(
+        self,
+        workspace_id: str,
+        *,
+        facts: Doc | None = None,
+        draft: Doc | None = None,
+        locks: list[str] | None = None,
+        ui_state: JsonValue = None,
+        source: ChangeSource | None = None,
+    ) -> Snapshot:
+        """Create a workspace with initial content; an existing one is returned unchanged."""
+        source = source or ChangeSource(actor="app")
+        for lock in locks or []:
+            tokens(lock)
+        row = {
+            "workspace_id": workspace_id,
+            "facts_json": dumps(facts or {}),
+            "draft_json": dumps(draft or {}),
+            "locks_json": dumps(list(locks or [])),  # type: ignore[arg-type]
+            "ui_state_json": None if ui_state is None else dumps(ui_state),
+            "version": 1,
+        }
+        async with self.engine.begin() as conn:
+            created = (await conn.execute(insert_ignore(conn, WS), [row])).rowcount == 1
+            if created:
+                await self.record(conn, workspace_id, 1, source, [("workspace", "create", "", None)])
+        return await self.snapshot(workspace_id)
+
+    async def apply(
+        self,
+        workspace_id: str,
+        target: str,
+        raw_ops: object,
+        source: ChangeSource,
+        *,
+        expected_version: int | None = None,
+    ) -> WriteResult:
+        """Apply a change set to ``draft`` or ``facts`` all-or-nothing (locks apply to both).
+
+        ``facts`` is written this way only by trusted callers (a person's edit through the
+        application, or a confirmed proposal), never by a model-facing tool.
+        """
+        if target not in ("draft", "facts"):
+            raise ValueError(f"target must be 'draft' or 'facts', not {target!r}")
+        ops = normalize_ops(raw_ops, self.limits)
+
+        async def attempt() -> WriteResult:
+            async with self.engine.begin() as conn:
+                done = await self._recorded(conn, source.idempotency_key)
+                if done is not None:
+                    return done
+                read = await self.load(conn, workspace_id)
+                if expected_version is not None and expected_version != read.version:
+                    raise WorkspaceError(
+                        STALE_VERSION,
+                        f"workspace is at version {read.version}, not {expected_version}; "
+                        "read it again and redo the change against the current state",
+                    )
+                document: Doc = read.facts if target == "facts" else read.draft
+                applied = apply_ops(
+                    document, ops, locks=read.locks, limits=self.limits, label=target
+                )
+                saved = await self.save(
+                    conn,
+                    read,
+                    read.model_copy(update={target: applied.document}),
+                    facts_changed=target == "facts",
+                )
+                await self.record(conn, workspace_id, saved.version, source, _entries(target, ops))
+                result = WriteResult(
+                    workspace_id=workspace_id,
+                    version=saved.version,
+                    facts_version=saved.facts_version,
+                    paths=applied.paths,
+                )
+                await self._remember(conn, source.idempotency_key, result)
+                return result
+
+        if expected_version is not None:
+            try:
+                return await attempt()
+            except StaleWrite:
+                raise WorkspaceError(STALE_VERSION, "the workspace changed; read it again") from None
+        return await retrying(attempt)
+
+    async def set_lock(
+        self, workspace_id: str, path: str, source: ChangeSource, *, locked: bool = True
+    ) -> Snapshot:
+        tokens(path)
+
+        async def attempt() -> Snapshot:
+            async with self.engine.begin() as conn:
+                read = await self.load(conn, workspace_id)
+                locks = [p for p in read.locks if p != path] + ([path] if locked else [])
+                if sorted(locks) == sorted(read.locks):
+                    return read
+                saved = await self.save(conn, read, read.model_copy(update={"locks": locks}))
+                op = "lock" if locked else "unlock"
+                await self.record(conn, workspace_id, saved.version, source, [("locks", op, path, None)])
+                return saved
+
+        return await retrying(attempt)
+
+    async def set_ui_state(
+        self, workspace_id: str, ui_state: JsonValue, source: ChangeSource
+    ) -> Snapshot:
+        async def attempt() -> Snapshot:
+            async with self.engine.begin() as conn:
+                read = await self.load(conn, workspace_id)
+                saved = await self.save(conn, read, read.model_copy(update={"ui_state": ui_state}))
+                entry = ("ui_state", "replace", "", ui_state)
+                await self.record(conn, workspace_id, saved.version, source, [entry])
+                return saved
+
+        return await retrying(attempt)
+
+
+def _entries(target: str, ops: list[Op]) -> list[tuple[str, str, str, JsonValue]]:
+    entries: list[tuple[str, str, str, JsonValue]] = []
+    for op in ops:
+        value: JsonValue = op.get("value")
+        if "from" in op:
+            value = {"from": op["from"]}
+        entries.append((target, str(op["op"]), str(op["path"]), value))
+    return entries

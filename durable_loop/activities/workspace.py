@@ -1,0 +1,43 @@
+"""Settling proposals: the only way facts change after the model proposed them.
+
+``facts_commit`` is an activity, never a tool: the session workflow runs it only in reaction
+to a person's confirmation. Both activities are idempotent by proposal id (see
+``store/workspace_proposals.py``), so Temporal may retry them freely.
+"""
+
+from __future__ import annotations
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from durable_loop.activities.store.workspace import WorkspaceStore
+from durable_loop.activities.store.workspace_proposals import settle
+from durable_loop.toolcalling.proposals import (
+    FACTS_COMMIT,
+    PROPOSAL_CLOSE,
+    SettleInput,
+    SettleOutput,
+)
+
+
+class WorkspaceActivities:
+    def __init__(self, store: WorkspaceStore) -> None:
+        self.store = store
+
+    @activity.defn(name=FACTS_COMMIT)
+    async def facts_commit(self, inp: SettleInput) -> SettleOutput:
+        if inp.verdict != "confirm":
+            raise ApplicationError(
+                f"facts_commit needs a confirmation, not {inp.verdict!r}",
+                type="INVALID_ARGS",
+                non_retryable=True,
+            )
+        return await settle(self.store, inp)
+
+    @activity.defn(name=PROPOSAL_CLOSE)
+    async def proposal_close(self, inp: SettleInput) -> SettleOutput:
+        if inp.verdict == "confirm":
+            raise ApplicationError(
+                "a confirmation commits through facts_commit", type="INVALID_ARGS", non_retryable=True
+            )
+        return await settle(self.store, inp)

@@ -1,0 +1,1 @@
+"""The demo app: a calculator and a notebook, and a scripted-free session that uses them."""

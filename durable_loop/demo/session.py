@@ -1,0 +1,220 @@
+"""The demo session: its settings, its messages, a live view of each turn and its checks.
+
+Given a connected :class:`SessionClient` and the worker's store, :func:`run_demo_session`
+sends the demo messages to one session, prints every transcript row as it lands (the model's
+tool calls, tool results, answers), closes the session and checks the answers. Wiring
+(servers, worker, environment) lives in ``durable_loop.workers.demo_cmd``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Callable
+
+from pydantic import BaseModel, Field
+
+from durable_loop.activities.store import StoredMessage, TranscriptStore
+from durable_loop.client import SessionClient
+from durable_loop.demo.tools import Notebook
+from durable_loop.toolcalling import names
+from durable_loop.toolcalling.config import LlmEndpoint, RuntimeConfig, SessionSettings
+from durable_loop.toolcalling.contracts import RunResult
+
+Emit = Callable[[str], None]
+
+SYSTEM_PROMPT = (
+    "You are a precise assistant with tools. Do arithmetic only with the calculator tools, "
+    "one call at a time, using the numbers from earlier results. Save notes with note_add "
+    "and read them with note_list. Once the tools have given you what you need, reply in "
+    "one short sentence that states the resulting numbers."
+)
+
+RUNTIME = RuntimeConfig(
+    # Small local models emit one call per reply anyway; sequential calls keep the order
+    # of dependent steps (multiply, then add, then save) visible turn by turn.
+    parallel_tool_calls=False,
+    max_tool_calls_per_turn=1,
+    # The loop's generic guards end the "same call again" habit of small models: a repeated
+    # identical call gets its recorded result and the next request goes out without tools.
+    repeated_call_guard=True,
+    fix_empty_final=True,
+    max_turns=8,
+    tool_timeout_s=10.0,
+    request_overrides={"temperature": 0, "max_tokens": 256},
+)
+
+LLM_TIMEOUT_S = 180.0
+"""A CPU model reads ~35 prompt tokens/s; the first request with tools takes 7-10 s."""
+
+
+class DemoStep(BaseModel):
+    text: str
+    expect: str = Field(description="Text the reply must contain for the step to pass")
+
+
+STEPS: list[DemoStep] = [
+    DemoStep(text="What is 23 * 19 + 4? Save the result as a note.", expect="441"),
+    DemoStep(text="Which notes have I saved so far?", expect="441"),
+]
+
+
+class DemoCheck(BaseModel):
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class DemoReport(BaseModel):
+    session_id: str
+    workflow_id: str
+    results: list[RunResult]
+    checks: list[DemoCheck]
+    seconds: list[float] = Field(description="Wall time per message")
+    llm_ms: list[int] = Field(description="Latency of each LLM request, in order")
+
+    @property
+    def passed(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+
+def demo_settings(llm: LlmEndpoint) -> SessionSettings:
+    return SessionSettings(
+        llm=llm, runtime=RUNTIME, system_prompt=SYSTEM_PROMPT, title="durable-loop demo"
+    )
+
+
+def _short(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def describe(row: StoredMessage) -> str | None:
+    """One printable line per transcript row (user text is printed by the caller)."""
+    message, meta = row.message, row.meta
+    if message.role == "assistant":
+        head = f"  turn {meta.get('turn', '?')}  llm {int(meta.get('latency_ms') or 0) / 1000:.1f}s"  # type: ignore[arg-type]
+        if not meta.get("tools_sent", True):
+            head += " (no tools)"
+        if message.tool_calls:
+            calls = ", ".join(f"{c.name}({_short(c.arguments, 60)})" for c in message.tool_calls)
+            return f"{head}  → {calls}"
+        return f"{head}  answer: {_short(message.content or '(empty)')}"
+    if message.role == "tool" and message.envelope is not None:
+        envelope = message.envelope
+        if envelope.deduplicated:
+            outcome = "repeated identical call: recorded result reused, tools off for the answer"
+        elif envelope.ok:
+            outcome = _short(json.dumps(envelope.data, separators=(",", ":")), 80)
+        else:
+            outcome = "error " + ", ".join(str(e) for e in envelope.errors)
+        return f"      {message.name} → {outcome}"
+    if message.role == "user" and message.synthetic:
+        return f"      (loop) {_short(message.content or '')}"
+    return None
+
+
+class TranscriptFollower:
+    """Prints transcript rows in seq order as the activities write them."""
+
+    def __init__(self, store: TranscriptStore, session_id: str, emit: Emit) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.emit = emit
+        self.next_seq = 0
+        self.llm_ms: list[int] = []
+
+    async def drain(self, *, skip_gaps: bool = False) -> None:
+        """Print the rows written so far; stop at a seq that is allocated but not yet
+        written, unless ``skip_gaps`` (the message is over, so nothing more will land)."""
+        for row in await self.store.read(self.session_id, from_seq=self.next_seq):
+            if row.seq != self.next_seq and not skip_gaps:
+                return
+            if row.message.role == "assistant":
+                self.llm_ms.append(int(row.meta.get("latency_ms") or 0))  # type: ignore[arg-type]
+            line = describe(row)
+            if line is not None:
+                self.emit(line)
+            self.next_seq = row.seq + 1
+
+    async def follow(self, interval_s: float = 0.3) -> None:
+        while True:
+            await self.drain()
+            await asyncio.sleep(interval_s)
+
+    async def send(self, sessions: SessionClient, text: str) -> RunResult:
+        task = asyncio.create_task(self.follow())
+        try:
+            return await sessions.send(self.session_id, text)
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await self.drain(skip_gaps=True)
+
+
+def check_results(
+    results: list[RunResult], notebook: Notebook, session_id: str, steps: list[DemoStep]
+) -> list[DemoCheck]:
+    checks: list[DemoCheck] = []
+    for index, (step, result) in enumerate(zip(steps, results, strict=True), start=1):
+        reply = result.reply or ""
+        checks.append(
+            DemoCheck(
+                name=f"message {index} completed",
+                ok=result.status == "completed",
+                detail=str(result.error) if result.error else "",
+            )
+        )
+        checks.append(
+            DemoCheck(
+                name=f"reply {index} states {step.expect}",
+                ok=step.expect in reply,
+                detail=_short(reply, 160),
+            )
+        )
+    notes = notebook.notes(session_id)
+    checks.append(
+        DemoCheck(
+            name="a note holding 441 was saved",
+            ok=any("441" in n.text for n in notes),
+            detail="; ".join(n.text for n in notes) or "no notes",
+        )
+    )
+    return checks
+
+
+async def run_demo_session(
+    sessions: SessionClient,
+    store: TranscriptStore,
+    notebook: Notebook,
+    session_id: str,
+    settings: SessionSettings,
+    emit: Emit,
+    steps: list[DemoStep] = STEPS,
+) -> DemoReport:
+    await sessions.start(session_id, settings)
+    results: list[RunResult] = []
+    seconds: list[float] = []
+    follower = TranscriptFollower(store, session_id, emit)
+    for step in steps:
+        emit(f"you: {step.text}")
+        started = time.monotonic()
+        result = await follower.send(sessions, step.text)
+        seconds.append(time.monotonic() - started)
+        results.append(result)
+        emit(f"assistant: {result.reply or '(no reply)'}")
+        if result.status != "completed":
+            emit(f"  run failed: {result.error}")
+    await sessions.close(session_id, "demo finished")
+    await sessions.handle(session_id).result()
+    return DemoReport(
+        session_id=session_id,
+        workflow_id=names.session_workflow_id(session_id),
+        results=results,
+        checks=check_results(results, notebook, session_id, steps),
+        seconds=seconds,
+        llm_ms=follower.llm_ms,
+    )

@@ -1,0 +1,67 @@
+"""Workflow histories for tests: fetch every run of a session and replay it.
+
+Every history a test produces must replay with :class:`temporalio.worker.Replayer` against
+the current workflow code; :func:`replay_failures` reports the runs that do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from datetime import timedelta
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import History, HistoryEvent
+from temporalio.client import Client, WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from durable_loop.workflows.session import SessionWorkflow
+
+
+async def session_histories(client: Client, workflow_id: str) -> list[WorkflowHistory]:
+    """Every run of ``workflow_id``, oldest first, following the continue-as-new chain."""
+    runs: list[WorkflowHistory] = []
+    run_id: str | None = None
+    while True:
+        handle = client.get_workflow_handle(workflow_id, run_id=run_id)
+        history = await handle.fetch_history(rpc_timeout=timedelta(seconds=30))
+        if not history.events:
+            break
+        runs.append(history)
+        started = history.events[0].workflow_execution_started_event_attributes
+        run_id = started.continued_execution_run_id or None
+        if run_id is None:
+            break
+    runs.reverse()
+    return runs
+
+
+async def replay_failures(
+    histories: Iterable[WorkflowHistory], workflows: Sequence[type] = (SessionWorkflow,)
+) -> dict[str, str]:
+    """Replay ``histories`` against the current workflow code; map run id -> failure."""
+    listed = list(histories)
+    if not listed:
+        return {}
+
+    async def produce() -> AsyncIterator[WorkflowHistory]:
+        for history in listed:
+            yield history
+
+    replayer = Replayer(workflows=list(workflows), data_converter=pydantic_data_converter)
+    results = await replayer.replay_workflows(produce(), raise_on_replay_failure=False)
+    return {run_id: f"{type(err).__name__}: {err}" for run_id, err in results.replay_failures.items()}
+
+
+def events_of(history: WorkflowHistory, event_type: int) -> list[HistoryEvent]:
+    """The events of one ``EventType`` (e.g. ``EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED``)."""
+    return [e for e in history.events if e.event_type == event_type]
+
+
+def history_bytes(history: WorkflowHistory) -> bytes:
+    """The history as protobuf bytes: every string and payload appears in it verbatim, so a
+    byte search finds a secret however it was encoded (JSON payloads, failure messages)."""
+    return History(events=history.events).SerializeToString()
+
+
+__all__ = ["EventType", "events_of", "history_bytes", "replay_failures", "session_histories"]

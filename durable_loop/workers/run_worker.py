@@ -1,0 +1,54 @@
+"""Running a worker process until SIGINT/SIGTERM, then shutting down gracefully
+(in-flight activities finish or are cancelled; the workflows resume on another worker)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+
+from durable_loop.activities.store import StoreConfig, open_store
+from durable_loop.workers.connect import connect
+from durable_loop.workers.settings import WorkerSettings
+from durable_loop.workers.tools_loader import load_registry
+from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
+
+
+async def run_worker(
+    settings: WorkerSettings,
+    *,
+    stop: asyncio.Event | None = None,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serve until ``stop`` is set (by default on SIGINT or SIGTERM)."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass  # not the main thread (tests): the caller sets ``stop``
+    registry = load_registry(settings.tools)
+    client = await connect(settings.temporal)
+    store = open_store(StoreConfig(url=settings.db_url))
+    http = new_http_client()
+    try:
+        deps = WorkerDeps(store=store, registry=registry, http=http)
+        worker = build_worker(client, deps, task_queue=settings.task_queue, tuning=settings.tuning)
+        async with worker:
+            tools = ", ".join(registry.names()) or "none"
+            announce(
+                f"worker polling task queue {settings.task_queue!r} on "
+                f"{settings.temporal.address} (namespace {settings.temporal.namespace}); "
+                f"tools: {tools}"
+            )
+            await stop.wait()
+            announce("shutting down: finishing in-flight tasks...")
+    finally:
+        await http.aclose()
+        await store.close()
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+    announce("worker stopped")

@@ -1,0 +1,130 @@
+"""Record the workflow histories checked in next to this file.
+
+``tests/test_replay.py`` replays every ``*.json`` here against the current workflow code,
+so a change that would break running sessions fails CI. Regenerate them only on purpose
+(a deliberate, versioned workflow change), from the repository root::
+
+    .venv/bin/python -m tests.histories.record
+
+Each scenario runs on a fresh time-skipping server with the scripted LLM endpoint and
+writes one file per workflow run (``<scenario>.run<N>.json``, Temporal's JSON history
+format, also readable by ``temporal workflow show --input``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from durable_loop.activities.store import StoreConfig, open_store
+from durable_loop.client import SessionClient
+from durable_loop.testing import ScriptedLLM, reply
+from durable_loop.testing.history import session_histories
+from durable_loop.testing.pytest_plugin import start_test_environment
+from durable_loop.toolcalling import names
+from durable_loop.toolcalling.config import RuntimeConfig
+from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
+from tests.conftest import settings_for
+from tests.workflows.toolkit import ToolLog, recording_tools
+
+HERE = Path(__file__).parent
+Scenario = Callable[[SessionClient, ScriptedLLM], Awaitable[str]]
+
+
+async def happy_path(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    sid, model = "recorded-happy", "recorded-happy-model"
+    llm.script(model, [reply.tool_call("add", {"a": 2, "b": 3}), reply.text("5")])
+    await sessions.start(sid, settings_for(llm, model))
+    await sessions.send(sid, "what is 2+3?", message_id="m1")
+    await sessions.close(sid)
+    return sid
+
+
+async def parallel_calls(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    sid, model = "recorded-parallel", "recorded-parallel-model"
+    llm.script(
+        model,
+        [
+            reply.tool_calls(
+                ("nap", {"seconds": 0.3, "label": "a"}),
+                ("add", {"a": 1, "b": 2}),
+                ("missing_tool", {}),
+                ("add", "{broken"),
+            ),
+            reply.tool_call("add", {"b": 2, "a": 1}, "repeat"),
+            reply.text(""),
+            reply.text("a, 3"),
+        ],
+    )
+    await sessions.start(sid, settings_for(llm, model))
+    await sessions.send(sid, "nap and add", message_id="m1")
+    await sessions.close(sid)
+    return sid
+
+
+async def continue_as_new(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    sid, model = "recorded-continue-as-new", "recorded-can-model"
+
+    def answer(request):  # type: ignore[no-untyped-def]
+        if request.messages[-1]["role"] == "user":
+            return reply.tool_call("add", {"a": len(request.messages), "b": 1})
+        return reply.text(f"after {len(request.messages)} messages")
+
+    llm.script(model, [], then=answer)
+    runtime = RuntimeConfig(continue_as_new_after_events=200)
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    for index in range(12):
+        await sessions.send(sid, f"message {index}", message_id=f"m{index}")
+    await sessions.close(sid)
+    return sid
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "happy_path": happy_path,
+    "parallel_calls": parallel_calls,
+    "continue_as_new": continue_as_new,
+}
+
+
+async def record(target: Path = HERE) -> list[Path]:
+    written: list[Path] = []
+    env = await start_test_environment()
+    try:
+        with ScriptedLLM() as llm, tempfile.TemporaryDirectory() as tmp:
+            store = open_store(StoreConfig.sqlite_file(Path(tmp) / "store.db"))
+            http = new_http_client()
+            deps = WorkerDeps(store=store, registry=recording_tools(ToolLog()), http=http)
+            worker = build_worker(env.client, deps, task_queue="recording")
+            sessions = SessionClient(env.client, task_queue="recording")
+            try:
+                async with worker:
+                    for name, scenario in SCENARIOS.items():
+                        sid = await scenario(sessions, llm)
+                        workflow_id = names.session_workflow_id(sid)
+                        await env.client.get_workflow_handle(workflow_id).result()
+                        runs = await session_histories(env.client, workflow_id)
+                        for index, history in enumerate(runs):
+                            path = target / f"{name}.run{index}.json"
+                            body = json.dumps(history.to_json_dict(), indent=1) + "\n"
+                            path.write_text(body)
+                            written.append(path)
+            finally:
+                await http.aclose()
+                await store.close()
+    finally:
+        await env.shutdown()
+    return written
+
+
+def main() -> None:
+    for old in HERE.glob("*.json"):
+        old.unlink()
+    for path in asyncio.run(record()):
+        print(f"wrote {path} ({path.stat().st_size} bytes)")
+
+
+if __name__ == "__main__":
+    main()
