@@ -124,16 +124,16 @@ async def run_durable(
                     break
                 done = turn
             wall = time.perf_counter() - started
-            status = await sessions.status(session_id)
-            await sessions.close(session_id, "bench finished")
-            await sessions.handle(session_id).result()
+            messages_done = await _finish_session(sessions, session_id, failed=failed_at)
         stored = await store.read(session_id)
     finally:
         await http.aclose()
         await store.close()
     histories = await session_histories(client, names.session_workflow_id(session_id))
+    if failed_at is not None:
+        reason = _with_server_reason(reason, failure_reason(histories))
     continuity = (
-        status.messages_done == done
+        messages_done == done
         and len(stored) == 4 * done
         and script.last_message_count.get(model, 0) == expected_last_request_messages(done)
     )
@@ -221,6 +221,21 @@ async def run_naive(
         continuity_ok=script.last_message_count.get(model, 0)
         >= expected_last_request_messages(done),
     )
+
+
+async def _finish_session(sessions: SessionClient, session_id: str, *, failed: int | None) -> int:
+    """Close the session; returns how many messages it says it finished (-1 if unknown)."""
+    try:
+        status = await sessions.status(session_id)
+    except RPCError:
+        status = None
+    if failed is None:
+        await sessions.close(session_id, "bench finished")
+        await sessions.handle(session_id).result()
+    else:
+        with contextlib.suppress(RPCError):
+            await sessions.handle(session_id).terminate("bench: durable loop stopped")
+    return status.messages_done if status else -1
 
 
 def _with_server_reason(client_side: str | None, server_side: str | None) -> str | None:

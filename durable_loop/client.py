@@ -39,6 +39,7 @@ class SessionClient:
             id=names.session_workflow_id(session_id),
             task_queue=self.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            result_type=SessionEnd,
         )
 
     async def send(self, session_id: str, text: str, *, message_id: str | None = None) -> RunResult:

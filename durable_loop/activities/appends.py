@@ -19,6 +19,10 @@ REUSED_WARNING = (
     "identical call already made in this reply; this is its recorded result. "
     "Do not call the tool again: answer the user now."
 )
+DEDUPLICATED_WARNING = (
+    "this exact call was already made earlier in this session; this is its recorded result "
+    "(the tool did not run again)."
+)
 
 
 async def write_appends(store: TranscriptStore, session_id: str, appends: list[AppendItem]) -> None:
@@ -35,11 +39,15 @@ async def write_appends(store: TranscriptStore, session_id: str, appends: list[A
             if source and source.message.envelope
             else Envelope.failure("TOOL_ERROR", "the earlier result is not available")
         )
+        warning = DEDUPLICATED_WARNING if item.dedupe else REUSED_WARNING
         reused = envelope.model_copy(
-            update={"warnings": [*envelope.warnings, REUSED_WARNING], "deduplicated": True}
+            update={"warnings": [*envelope.warnings, warning], "deduplicated": True}
         )
         message = Message.tool_result(item.tool_call_id or "", item.tool_name or "", reused)
-        rows.append((item.seq, message, {"reused_from": item.copy_result_from}))
+        meta: dict[str, JsonValue] = {"reused_from": item.copy_result_from}
+        if item.dedupe:
+            meta["deduplicated"] = True
+        rows.append((item.seq, message, meta))
     await store.append(session_id, rows)
 
 

@@ -3,35 +3,30 @@ the reply, and return only a summary to the workflow.
 
 The provider client's own retries are off; Temporal owns retries. Errors are classified:
 408/409/429/5xx and timeouts retry (honouring Retry-After), other 4xx and unreadable
-responses fail fast.
+responses fail fast. Request building (tools, context window, transforms, prompt plan)
+lives in ``llm_request``; the HTTP exchange in ``provider_http``.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
-from datetime import timedelta
 
 import httpx
 from pydantic import JsonValue
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.appends import write_appends
-from durable_loop.activities.retry_after import parse_retry_after
+from durable_loop.activities.llm_request import build_turn_request
+from durable_loop.activities.provider_http import adapter_for, post, read_api_key, read_reply
 from durable_loop.activities.store import StoredMessage, TranscriptStore
 from durable_loop.toolcalling import names
 from durable_loop.toolcalling.canonical_json import arguments_fingerprint, utf8_len
 from durable_loop.toolcalling.contracts import LlmTurnInput, LlmTurnOutput, ToolCallSummary
-from durable_loop.toolcalling.errors import ConfigError, ErrorCode
-from durable_loop.toolcalling.messages import Message, Usage
-from durable_loop.toolcalling.plan import PromptPlan
-from durable_loop.toolcalling.providers import ProviderAdapter, ProviderFormatError, get_adapter
-from durable_loop.toolcalling.providers.base import SNIPPET_LIMIT
-from durable_loop.toolcalling.providers.openai_compat import loads_lenient
+from durable_loop.toolcalling.messages import Usage
+from durable_loop.toolcalling.providers.base import fill_missing_call_ids
 from durable_loop.toolcalling.registry import ToolRegistry
-
-ERROR_SNIPPET = 400
+from durable_loop.toolcalling.transforms.inbound import InboundContext
+from durable_loop.toolcalling.transforms.registry import transform_tool_calls
 
 
 class LlmActivities:
@@ -55,53 +50,23 @@ class LlmActivities:
         if stored is not None:
             return summarize_reply(stored, inp, cached=True)
         endpoint = inp.endpoint
-        try:
-            adapter = get_adapter(endpoint.provider)
-        except ConfigError as err:
-            raise ApplicationError(
-                str(err), type=ErrorCode.CONFIG_ERROR, non_retryable=True
-            ) from None
-        api_key = self._api_key(endpoint.api_key_env)
-        history = await self.store.read(session_id, upto_seq=inp.assistant_seq)
-        messages = [m.message for m in history]
-        if inp.system_prompt:
-            messages.insert(0, Message.system(inp.system_prompt))
-        plan = self._plan(inp)
-        fingerprint = plan.fingerprint(messages)
-        request = adapter.build_request(plan, messages)
-        url = f"{endpoint.base_url}{endpoint.api_prefix}{request.endpoint}"
-        headers = adapter.auth_headers(api_key) if api_key else {}
-        started = time.monotonic()
-        try:
-            response = await self.http.post(
-                url, json=request.body, headers=headers, timeout=endpoint.timeout_s
-            )
-        except httpx.TimeoutException as err:
-            raise ApplicationError(
-                f"{endpoint.provider} did not answer within {endpoint.timeout_s}s "
-                f"({type(err).__name__})",
-                type=ErrorCode.PROVIDER_UNAVAILABLE,
-            ) from None
-        except httpx.TransportError as err:
-            raise ApplicationError(
-                f"cannot reach {url}: {type(err).__name__}: {err}",
-                type=ErrorCode.PROVIDER_UNAVAILABLE,
-            ) from None
-        latency_ms = int((time.monotonic() - started) * 1000)
-        raw = response.text
-        if response.status_code >= 400:
-            raise self._http_error(adapter, response, raw, api_key, url)
-        try:
-            reply = adapter.parse_response(loads_lenient(raw), raw)
-        except ProviderFormatError as err:
-            # Redact before cutting the snippet, so a key cut in half cannot slip through.
-            began = _redact(raw, api_key)[:SNIPPET_LIMIT]
-            raise ApplicationError(
-                f"unreadable {endpoint.provider} response: {_redact(err.reason, api_key)}; "
-                f"response began: {began!r}",
-                type=ErrorCode.PROVIDER_BAD_RESPONSE,
-                non_retryable=True,
-            ) from None
+        adapter = adapter_for(endpoint)
+        api_key = read_api_key(self.environ, endpoint.api_key_env)
+        turn = await build_turn_request(self.store, self.registry, adapter, inp)
+        raw, latency_ms = await post(self.http, endpoint, adapter, turn.request, api_key)
+        id_prefix = str(inp.assistant_seq)
+        reply = read_reply(
+            adapter,
+            endpoint,
+            raw,
+            api_key,
+            response_transforms=inp.transforms.response_transforms,
+            context=InboundContext(
+                call_id_prefix=id_prefix, tool_names=[t.name for t in turn.plan.tools]
+            ),
+        )
+        message = fill_missing_call_ids(reply.message, id_prefix)
+        message = transform_tool_calls(inp.transforms.tool_call_transforms, message)
         meta: dict[str, JsonValue] = {
             "turn": inp.turn,
             "model": endpoint.model,
@@ -109,67 +74,20 @@ class LlmActivities:
             "finish_reason": reply.finish_reason,
             "latency_ms": latency_ms,
             "usage": reply.usage.model_dump(),
-            "plan_fingerprint": fingerprint,
-            "tools_sent": [t.name for t in plan.tools],
+            "plan_fingerprint": turn.fingerprint,
+            "tools_sent": [t.name for t in turn.plan.tools],
             "attempt": activity.info().attempt,
         }
-        await self.store.append(session_id, [(inp.assistant_seq, reply.message, meta)])
+        if turn.plan.transforms:
+            meta["transforms"] = list(turn.plan.transforms)
+        if inp.fallback_from:
+            meta["fallback_from"] = list(inp.fallback_from)
+        if turn.report.dropped or turn.report.summary_seq is not None:
+            meta["context"] = turn.report.model_dump(mode="json", exclude_defaults=True)
+        await self.store.append(session_id, [(inp.assistant_seq, message, meta)])
         written = await self.store.get(session_id, inp.assistant_seq)
         assert written is not None
         return summarize_reply(written, inp, cached=False)
-
-    def _api_key(self, env_name: str | None) -> str | None:
-        if not env_name:
-            return None
-        value = self.environ.get(env_name, "").strip()
-        if not value:
-            raise ApplicationError(
-                f"missing API key: set {env_name} in the worker's environment",
-                type=ErrorCode.CONFIG_ERROR,
-                non_retryable=True,
-            )
-        return value
-
-    def _plan(self, inp: LlmTurnInput) -> PromptPlan:
-        tools = self.registry.specs(inp.tool_names) if inp.send_tools else []
-        options: dict[str, JsonValue] = dict(inp.request_overrides)
-        if tools and inp.parallel_tool_calls is not None:
-            options["parallel_tool_calls"] = inp.parallel_tool_calls
-        return PromptPlan(
-            model=inp.endpoint.model,
-            session_id=inp.transcript.session_id,
-            upto_seq=inp.transcript.upto_seq,
-            tools=tools,
-            tool_choice=inp.tool_choice if tools else None,
-            llm_options=options,
-        )
-
-    def _http_error(
-        self,
-        adapter: ProviderAdapter,
-        response: httpx.Response,
-        raw: str,
-        api_key: str | None,
-        url: str,
-    ) -> ApplicationError:
-        verdict = adapter.classify_status(response.status_code, raw)
-        snippet = " ".join(_redact(raw, api_key)[:ERROR_SNIPPET].split())
-        message = f"HTTP {response.status_code} from {url}: {snippet}"
-        if verdict.code == ErrorCode.PROVIDER_AUTH:
-            message += " (check the API key variable configured for this endpoint)"
-        delay = parse_retry_after(response.headers.get("retry-after"))
-        return ApplicationError(
-            message,
-            type=verdict.code,
-            non_retryable=not verdict.retryable,
-            next_retry_delay=timedelta(seconds=delay)
-            if delay is not None and verdict.retryable
-            else None,
-        )
-
-
-def _redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
 
 
 def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -> LlmTurnOutput:
@@ -196,6 +114,11 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
     usage = meta.get("usage")
     finish = meta.get("finish_reason")
     latency = meta.get("latency_ms")
+    context = meta.get("context")
+    context = context if isinstance(context, dict) else {}
+    dropped = context.get("dropped")
+    first_kept = context.get("first_kept_seq")
+    covers = context.get("summary_covers_upto")
     return LlmTurnOutput(
         assistant_seq=stored.seq,
         text=text if message.content is not None else None,
@@ -208,4 +131,8 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
         model=str(meta.get("model") or inp.endpoint.model),
         plan_fingerprint=str(meta.get("plan_fingerprint") or ""),
         cached=cached,
+        provider=str(meta.get("provider") or inp.endpoint.provider),
+        context_dropped=dropped if isinstance(dropped, int) else 0,
+        context_first_kept_seq=first_kept if isinstance(first_kept, int) else None,
+        summary_covers_upto=covers if isinstance(covers, int) else None,
     )

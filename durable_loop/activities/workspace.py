@@ -38,6 +38,8 @@ class WorkspaceActivities:
     async def proposal_close(self, inp: SettleInput) -> SettleOutput:
         if inp.verdict == "confirm":
             raise ApplicationError(
-                "a confirmation commits through facts_commit", type="INVALID_ARGS", non_retryable=True
+                "a confirmation commits through facts_commit",
+                type="INVALID_ARGS",
+                non_retryable=True,
             )
         return await settle(self.store, inp)

@@ -90,6 +90,7 @@ class McpConnection:
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.config.startup_timeout_s)
         except TimeoutError:
+            ready.cancel()
             await self.close()
             raise McpServerError(
                 McpErrorCode.START_TIMEOUT,
@@ -115,7 +116,7 @@ class McpConnection:
         except BaseException as err:
             if not ready.done():
                 ready.set_exception(err if isinstance(err, Exception) else ConnectionError())
-            elif not self._stop.is_set():
+            elif isinstance(err, Exception) and not self._stop.is_set():
                 log.warning("MCP server %r connection ended: %s", self.config.name, describe(err))
             if not isinstance(err, Exception):
                 raise
@@ -127,6 +128,8 @@ class McpConnection:
         task = self._task
         if task is None or task.done():
             return
+        if self._client is None:
+            task.cancel()
         try:
             await asyncio.wait_for(asyncio.shield(task), 5.0)
         except (TimeoutError, asyncio.CancelledError, Exception):
@@ -146,6 +149,7 @@ class McpPool:
         self._connections: dict[str, McpConnection] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self.opened: dict[str, int] = {}
+        self._background: set[asyncio.Task[None]] = set()
 
     def config(self, server: str) -> McpServerConfig:
         try:
@@ -175,6 +179,19 @@ class McpPool:
         current = self._connections.pop(server, None)
         if current is not None:
             await current.close()
+
+    def _reopen_soon(self, server: str) -> None:
+        """Restart a crashed server in the background, so its next call does not wait."""
+
+        async def reopen() -> None:
+            try:
+                await self.connection(server)
+            except McpServerError as err:
+                log.warning("reopening failed (the next call retries): %s", err)
+
+        task = asyncio.create_task(reopen(), name=f"mcp-reopen-{server}")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def list_tools(self, server: str) -> list[mcp_types.Tool]:
         connection = await self.connection(server)
@@ -212,6 +229,7 @@ class McpPool:
             if err.code != CONNECTION_CLOSED:
                 raise
             await self.drop(server)
+            self._reopen_soon(server)
             raise McpServerError(
                 McpErrorCode.DISCONNECTED,
                 server,
@@ -220,6 +238,10 @@ class McpPool:
             ) from None
 
     async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
         for server in list(self._connections):
             await self.drop(server)
 

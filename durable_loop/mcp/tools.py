@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable
 
@@ -92,11 +93,16 @@ async def mcp_ensembles(
     coded :class:`McpServerError` propagates.
     """
     names = set(taken)
+    servers = list(pool.configs.values())
+    listings = await asyncio.gather(
+        *(pool.list_tools(c.name) for c in servers), return_exceptions=True
+    )
     ensembles: list[Ensemble] = []
     mapping: dict[str, tuple[str, str]] = {}
-    for server, config in pool.configs.items():
+    for config, listed in zip(servers, listings, strict=True):
         try:
-            listed = await pool.list_tools(server)
+            if isinstance(listed, BaseException):
+                raise listed
             ensemble, originals = ensemble_for(pool, config, listed, names)
         except McpServerError as err:
             if config.required:
@@ -104,7 +110,7 @@ async def mcp_ensembles(
             log.warning("skipping optional MCP server: %s", err)
             continue
         ensembles.append(ensemble)
-        mapping.update({name: (server, original) for name, original in originals.items()})
+        mapping.update({name: (config.name, o) for name, o in originals.items()})
     return ensembles, mapping
 
 

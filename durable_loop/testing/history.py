@@ -50,7 +50,9 @@ async def replay_failures(
 
     replayer = Replayer(workflows=list(workflows), data_converter=pydantic_data_converter)
     results = await replayer.replay_workflows(produce(), raise_on_replay_failure=False)
-    return {run_id: f"{type(err).__name__}: {err}" for run_id, err in results.replay_failures.items()}
+    return {
+        run_id: f"{type(err).__name__}: {err}" for run_id, err in results.replay_failures.items()
+    }
 
 
 def events_of(history: WorkflowHistory, event_type: int) -> list[HistoryEvent]:

@@ -87,9 +87,7 @@ class LoopWorker:
 
     async def histories(self, session_id: str) -> list[WorkflowHistory]:
         """Every run of the session's workflow, oldest first."""
-        return await session_histories(
-            self.sessions.client, names.session_workflow_id(session_id)
-        )
+        return await session_histories(self.sessions.client, names.session_workflow_id(session_id))
 
 
 WorkerFactory = Callable[..., AbstractAsyncContextManager[LoopWorker]]

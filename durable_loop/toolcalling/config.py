@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from durable_loop.router.config import RouterConfig
 from durable_loop.toolcalling.transforms.names import TransformSet, check_names
 
 RESERVED_REQUEST_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "response_format"})
@@ -32,6 +33,11 @@ class ToolUseMode(StrEnum):
     ENFORCED = "enforced"
     RELAXED = "relaxed"
     DISABLED = "disabled"
+
+
+class LoopStrategy(StrEnum):
+    TOOL_LOOP = "tool_loop"
+    ROUTER = "router"
 
 
 class ToolFailurePolicy(StrEnum):
@@ -190,6 +196,12 @@ class RuntimeConfig(BaseModel):
     reply_inline_bytes: int = Field(default=16_000, ge=0)
     transcript_tail: int = Field(default=20, ge=1, le=500)
     continue_as_new_after_events: int = Field(default=8_000, ge=200)
+    loop_strategy: LoopStrategy = Field(
+        default=LoopStrategy.TOOL_LOOP,
+        description="tool_loop: native tool calling; router: router -> executor pipeline "
+        "for small-context or weak tool-calling models",
+    )
+    router: RouterConfig = RouterConfig()
     message_transforms: NameList = Field(default_factory=list)
     tool_transforms: NameList = Field(default_factory=list)
     response_transforms: NameList = Field(default_factory=list)

@@ -10,11 +10,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
+from durable_loop.router.trace import PipelineTrace
 from durable_loop.toolcalling.config import LlmEndpoint, SessionSettings
 from durable_loop.toolcalling.errors import CodedError
 from durable_loop.toolcalling.messages import Message, Usage
 from durable_loop.toolcalling.proposals import ProposalBookState, ProposalNotice
 from durable_loop.toolcalling.tools import ToolCatalog
+from durable_loop.toolcalling.transforms.names import TransformSet
 
 # ---------------------------------------------------------------- workflow surface
 
@@ -34,6 +36,19 @@ class ToolOutcome(BaseModel):
     error_codes: list[str] = Field(default_factory=list)
     executed: bool = True
     reused: bool = False
+    deduplicated: bool = Field(
+        default=False, description="A session-wide repeat answered with the recorded result"
+    )
+
+
+class FallbackRecord(BaseModel):
+    """A turn that failed on one model and was retried on the next in the chain."""
+
+    turn: int
+    failed_provider: str
+    failed_model: str
+    error: CodedError
+    next_model: str
 
 
 class RunResult(BaseModel):
@@ -49,6 +64,11 @@ class RunResult(BaseModel):
     tool_calls: list[ToolOutcome] = Field(default_factory=list)
     ignored_tool_calls: int = 0
     usage: Usage = Usage()
+    model: str | None = Field(default=None, description="The model that gave the last reply")
+    fallbacks: list[FallbackRecord] = Field(default_factory=list)
+    pipeline: PipelineTrace | None = Field(
+        default=None, description="Router strategy: the route taken and each step's latency"
+    )
 
 
 class TailEntry(BaseModel):
@@ -69,6 +89,20 @@ class SessionStatus(BaseModel):
     run_index: int
     usage: Usage
     last_result: RunResult | None = None
+
+
+class SwitchModelRequest(BaseModel):
+    """Change the session's model (and optionally its fallback chain) from the next
+    message on; ``fallback_llms=None`` keeps the current chain."""
+
+    llm: LlmEndpoint
+    fallback_llms: list[LlmEndpoint] | None = None
+
+
+class SwitchModelResult(BaseModel):
+    previous_model: str
+    model: str
+    fallback_models: list[str] = Field(default_factory=list)
 
 
 class TailRequest(BaseModel):
@@ -102,6 +136,9 @@ class CarriedState(BaseModel):
     recent_results: list[RunResult] = Field(default_factory=list)
     tail: list[TailEntry] = Field(default_factory=list)
     proposals: ProposalBookState = Field(default_factory=ProposalBookState)
+    dedup: dict[str, int] = Field(
+        default_factory=dict, description="name:args_sha256 -> result seq of deduplicated tools"
+    )
 
 
 class SessionInput(BaseModel):
@@ -128,6 +165,7 @@ class AppendItem(BaseModel):
     copy_result_from: int | None = None
     tool_call_id: str | None = None
     tool_name: str | None = None
+    dedupe: bool = Field(default=False, description="A session-wide dedup, not a repeat guard")
 
 
 class TranscriptRef(BaseModel):
@@ -149,6 +187,10 @@ class LlmTurnInput(BaseModel):
     system_prompt: str | None = None
     inline_bytes: int = 512
     reply_inline_bytes: int = 16_000
+    transforms: TransformSet = TransformSet()
+    fallback_from: list[str] = Field(
+        default_factory=list, description="Models that failed this turn before this one"
+    )
 
 
 class ToolCallSummary(BaseModel):
@@ -172,6 +214,10 @@ class LlmTurnOutput(BaseModel):
     model: str = ""
     plan_fingerprint: str = ""
     cached: bool = Field(default=False, description="Answered from the store after a retry")
+    provider: str = ""
+    context_dropped: int = Field(default=0, description="Messages the context window left out")
+    context_first_kept_seq: int | None = None
+    summary_covers_upto: int | None = None
 
 
 class ToolRunInput(BaseModel):
@@ -216,3 +262,21 @@ class ToolCatalogOutput(BaseModel):
 
 class WriteMessagesOutput(BaseModel):
     written: int
+
+
+class SummarizeInput(BaseModel):
+    """Summarise messages with seq < ``covers_upto`` into a message stored at ``summary_seq``."""
+
+    session_id: str
+    endpoint: LlmEndpoint
+    covers_upto: int
+    summary_seq: int
+    max_chars: int = Field(default=2_000, ge=100, description="Longest summary kept")
+
+
+class SummarizeOutput(BaseModel):
+    summary_seq: int
+    covers_upto: int
+    summary_chars: int = 0
+    usage: Usage = Usage()
+    cached: bool = False

@@ -55,7 +55,8 @@ def trace_table(trace: Trace) -> Table:
     for turn in trace.turns:
         if turn.user_text is not None:
             table.add_section()
-            table.add_row(Text(f"user: {turn.user_text}", style="bold cyan"))
+            user = Text(f"user: {turn.user_text}", style="bold cyan")
+            table.add_row(*(["", "", ""] if len(trace.runs) > 1 else ["", ""]), "", user)
         calls = Text("\n").join(_call_text(c) for c in turn.calls) if turn.calls else Text("-")
         cells: list[str | Text] = [str(turn.turn)]
         if len(trace.runs) > 1:

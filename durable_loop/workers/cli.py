@@ -5,6 +5,10 @@ the error boundary that turns known failures into one line on stderr with exit c
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
+import traceback
 from typing import Any
 
 import typer
@@ -50,4 +54,24 @@ app.command("local-llm")(local_llm_command)
 
 
 def main() -> None:
-    app(prog_name="durable-loop")
+    try:
+        app(prog_name="durable-loop")
+        code: int | str | None = 0
+    except SystemExit as done:
+        code = done.code
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    _exit_now(code)
+
+
+def _exit_now(code: int | str | None) -> None:
+    """Exit without interpreter finalization: the Temporal client's Rust threads can
+    abort a finalizing interpreter (temporalio/sdk-python#300, "PyGILState_Release")."""
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.service import TLSConfig
+from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from durable_loop.workers.settings import TemporalSettings
 
@@ -41,8 +44,26 @@ def tls_config(settings: TemporalSettings) -> bool | TLSConfig | None:
     )
 
 
-async def connect(settings: TemporalSettings) -> Client:
-    """A client using the pydantic data converter, or :class:`TemporalUnreachable`."""
+async def connect(settings: TemporalSettings, *, check_namespace: bool = True) -> Client:
+    """A client using the pydantic data converter, or :class:`TemporalUnreachable`.
+
+    The namespace is described once up front, so a wrong name fails here with
+    ``NOT_FOUND`` instead of later inside a worker's background validation.
+    """
+    client = await _connect(settings)
+    if check_namespace:
+        try:
+            await client.workflow_service.describe_namespace(
+                DescribeNamespaceRequest(namespace=settings.namespace),
+                timeout=timedelta(seconds=10),
+            )
+        except RPCError as err:
+            if err.status != RPCStatusCode.UNIMPLEMENTED:  # the time-skipping test server
+                raise
+    return client
+
+
+async def _connect(settings: TemporalSettings) -> Client:
     try:
         return await Client.connect(
             settings.address,

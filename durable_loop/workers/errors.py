@@ -30,11 +30,21 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _text(message: str) -> str:
+    return one_line(message).rstrip(".")
+
+
 def validation_message(err: pydantic.ValidationError) -> str:
     first = err.errors()[0]
     path = ".".join(str(part) for part in first["loc"]) or err.title
     more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
     return f"{path}: {first['msg']}{more}"
+
+
+def namespace_missing(message: str) -> bool:
+    """The frontend's wording: ``Namespace NAME is not found.``"""
+    lowered = message.lower()
+    return lowered.startswith("namespace ") and "not found" in lowered
 
 
 def _rpc_message(err: Exception) -> str | None:
@@ -43,11 +53,11 @@ def _rpc_message(err: Exception) -> str | None:
     if not isinstance(err, RPCError):
         return None
     if err.status == RPCStatusCode.UNAVAILABLE:
-        return f"TEMPORAL_UNREACHABLE: {one_line(err.message)}: {SERVER_HINT}"
-    if err.status == RPCStatusCode.NOT_FOUND and "namespace" in err.message.lower():
-        return f"NAMESPACE_NOT_FOUND: {one_line(err.message)}: create it or set TEMPORAL_NAMESPACE"
+        return f"TEMPORAL_UNREACHABLE: {_text(err.message)}: {SERVER_HINT}"
+    if err.status == RPCStatusCode.NOT_FOUND and namespace_missing(err.message):
+        return f"NAMESPACE_NOT_FOUND: {_text(err.message)}: create it or set TEMPORAL_NAMESPACE"
     if err.status == RPCStatusCode.UNAUTHENTICATED:
-        return f"TEMPORAL_AUTH: {one_line(err.message)}: check TEMPORAL_API_KEY / TLS settings"
+        return f"TEMPORAL_AUTH: {_text(err.message)}: check TEMPORAL_API_KEY / TLS settings"
     return f"TEMPORAL_ERROR: {err.status.name}: {one_line(err.message)}"
 
 

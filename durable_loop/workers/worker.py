@@ -13,8 +13,12 @@ from temporalio.worker import Worker
 
 from durable_loop.activities.appends import TranscriptActivities
 from durable_loop.activities.llm import LlmActivities
+from durable_loop.activities.long_running import LongToolActivities
+from durable_loop.activities.router import RouterActivities
 from durable_loop.activities.store import TranscriptStore
+from durable_loop.activities.store.workspace import WorkspaceStore
 from durable_loop.activities.tools import ToolActivities
+from durable_loop.activities.workspace import WorkspaceActivities
 from durable_loop.toolcalling.registry import ToolRegistry
 from durable_loop.workers.constants import TASK_QUEUE
 from durable_loop.workflows.session import SessionWorkflow
@@ -37,6 +41,8 @@ class WorkerDeps:
     registry: ToolRegistry
     http: httpx.AsyncClient = field(default_factory=lambda: new_http_client())
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    workspace: WorkspaceStore | None = None
+    """Settles proposals; default: a workspace store on the transcript store's engine."""
 
 
 def new_http_client() -> httpx.AsyncClient:
@@ -49,8 +55,20 @@ def new_http_client() -> httpx.AsyncClient:
 def activities_for(deps: WorkerDeps) -> list[object]:
     llm = LlmActivities(deps.store, deps.http, deps.registry, deps.environ)
     tools = ToolActivities(deps.store, deps.registry)
+    router = RouterActivities(deps.store, deps.http, deps.registry, deps.environ)
     transcript = TranscriptActivities(deps.store)
-    return [llm.llm_turn, tools.list_tools, tools.run_tool, transcript.write_messages]
+    workspace = WorkspaceActivities(deps.workspace or WorkspaceStore(deps.store.engine))
+    return [
+        llm.llm_turn,
+        tools.list_tools,
+        tools.run_tool,
+        LongToolActivities(tools).run_long_tool,
+        router.router_step,
+        router.router_answer,
+        transcript.write_messages,
+        workspace.facts_commit,
+        workspace.proposal_close,
+    ]
 
 
 def build_worker(
@@ -74,4 +92,28 @@ def build_worker(
         activities=activities_for(deps),  # type: ignore[arg-type]
         **options,
         **pollers,
+    )
+
+
+def build_tool_worker(
+    client: Client,
+    deps: WorkerDeps,
+    *,
+    task_queue: str,
+    tuning: WorkerTuning | None = None,
+) -> Worker:
+    """A worker pool that only runs tool calls: for long-running tools (by default on
+    ``long_running_queue(<session queue>)``) and for ensembles placed on their own queue."""
+    tools = ToolActivities(deps.store, deps.registry)
+    options = {k: v for k, v in (tuning or WorkerTuning()).model_dump().items() if v is not None}
+    options.pop("workflow_task_pollers", None)
+    options.pop("max_concurrent_workflow_tasks", None)
+    options.pop("max_cached_workflows", None)
+    if "activity_task_pollers" in options:
+        options["max_concurrent_activity_task_polls"] = options.pop("activity_task_pollers")
+    return Worker(
+        client,
+        task_queue=task_queue,
+        activities=[tools.run_tool, LongToolActivities(tools).run_long_tool],
+        **options,
     )

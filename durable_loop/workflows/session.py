@@ -14,6 +14,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.toolcalling import names
+    from durable_loop.toolcalling.config import LoopStrategy
     from durable_loop.toolcalling.contracts import (
         CarriedState,
         CloseRequest,
@@ -30,13 +31,15 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.toolcalling.messages import Usage
     from durable_loop.toolcalling.tools import ToolCatalog
 
+from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
+from durable_loop.workflows.router_pipeline import RouterPipeline
 from durable_loop.workflows.tool_loop import MessageLoop, SessionCursor
 
 RECENT_RESULTS_KEPT = 32
 
 
 @workflow.defn(name=names.SESSION_WORKFLOW)
-class SessionWorkflow:
+class SessionWorkflow(ProposalHandlers):
     @workflow.init
     def __init__(self, inp: SessionInput) -> None:
         carried = inp.carried or CarriedState(
@@ -46,15 +49,18 @@ class SessionWorkflow:
         self._settings = inp.settings
         self._cursor = SessionCursor(carried.next_seq, carried.turn_index, carried.usage)
         self._cursor.tail = list(carried.tail)
+        self._cursor.dedup = dict(carried.dedup)
         self._messages_done = carried.messages_done
         self._run_index = carried.run_index
         self._queue: list[UserMessage] = list(carried.queue)
         self._results: dict[str, RunResult] = {r.message_id: r for r in carried.recent_results}
         self._in_progress: str | None = None
         self._closing: str | None = None
+        self._proposals = ProposalBook(inp.session_id, inp.settings.workspace, carried.proposals)
 
     @workflow.run
     async def run(self, inp: SessionInput) -> SessionEnd:
+        self._proposals.start()
         catalog = await self._load_catalog()
         while True:
             await workflow.wait_condition(lambda: bool(self._queue) or self._closing is not None)
@@ -69,12 +75,15 @@ class SessionWorkflow:
             message = self._queue.pop(0)
             message_id = message.message_id or str(workflow.uuid4())
             self._in_progress = message_id
-            loop = MessageLoop(
+            strategy = self._settings.runtime.loop_strategy
+            loop_class = RouterPipeline if strategy is LoopStrategy.ROUTER else MessageLoop
+            loop = loop_class(
                 session_id=self._session_id,
                 settings=self._settings,
                 catalog=catalog,
                 cursor=self._cursor,
                 message_id=message_id,
+                proposals=self._proposals,
             )
             result = await loop.run(message.text)
             self._in_progress = None
@@ -121,6 +130,8 @@ class SessionWorkflow:
             queue=self._queue,
             recent_results=list(self._results.values())[-8:],
             tail=self._cursor.tail,
+            proposals=self._proposals.state(),
+            dedup=self._cursor.dedup,
         )
         return SessionInput(session_id=inp.session_id, settings=self._settings, carried=carried)
 

@@ -29,12 +29,16 @@ with workflow.unsafe.imports_passed_through():
         WriteMessagesInput,
         WriteMessagesOutput,
     )
+    from durable_loop.toolcalling.dedup import dedupe_plan, record_result
     from durable_loop.toolcalling.envelope import Envelope
     from durable_loop.toolcalling.errors import CodedError, ErrorCode
     from durable_loop.toolcalling.guards import CallDecision, call_key, plan_turn
     from durable_loop.toolcalling.messages import Message, Usage
     from durable_loop.toolcalling.outcome import judge_final, preview
     from durable_loop.toolcalling.tools import ToolCatalog, visible_tool_names
+
+from durable_loop.workflows.proposals import ProposalBook
+from durable_loop.workflows.tool_placement import run_tool_activity
 
 LLM_NON_RETRYABLE = ["PROVIDER_AUTH", "PROVIDER_BAD_REQUEST", "PROVIDER_BAD_RESPONSE"]
 
@@ -67,6 +71,7 @@ class SessionCursor:
         self.turn_index = turn_index
         self.usage = usage
         self.tail: list[TailEntry] = []
+        self.dedup: dict[str, int] = {}
 
     def take_seq(self, count: int = 1) -> int:
         first = self.next_seq
@@ -87,8 +92,10 @@ class MessageLoop:
         catalog: ToolCatalog,
         cursor: SessionCursor,
         message_id: str,
+        proposals: ProposalBook | None = None,
     ) -> None:
         self.session_id = session_id
+        self.proposals = proposals
         self.settings = settings
         self.config = settings.runtime
         self.catalog = catalog
@@ -97,6 +104,8 @@ class MessageLoop:
         self.appends: list[AppendItem] = []
         self.seen_calls: dict[str, int] = {}
         self.last_ok_by_tool: dict[str, bool] = {}
+        self.outcome_by_seq: dict[int, tuple[bool, list[str]]] = {}
+        self.deduplicated: set[int] = set()
         self.tools_off = False
         self.finalization_used = False
         self.fallbacks_left = self.config.fallback_retry_count
@@ -167,6 +176,8 @@ class MessageLoop:
         )
 
     async def _llm_turn(self) -> LlmTurnOutput | None:
+        for note in await self.proposals.before_llm_turn() if self.proposals else []:
+            self._append(Message.user(note, synthetic=True))
         while True:
             send_tools = self._send_tools()
             assistant_seq = self.cursor.take_seq()
@@ -233,6 +244,8 @@ class MessageLoop:
             seen_calls=self.seen_calls,
             first_result_seq=self.cursor.take_seq(len(out.tool_calls)),
         )
+        plan, deduplicated = dedupe_plan(plan, self.specs, self.cursor.dedup)
+        self.deduplicated |= deduplicated
         self.result.ignored_tool_calls += plan.ignored
         to_run = [d for d in plan.decisions if d.action == "execute"]
         if self.config.runs_tools_concurrently():
@@ -263,15 +276,11 @@ class MessageLoop:
             timeout_s=timeout_s,
             max_attempts=retry.maximum_attempts,
             inline_bytes=self.config.inline_bytes,
+            workspace_id=self.settings.workspace.workspace_id or self.session_id,
         )
         try:
-            return await workflow.execute_activity(
-                names.RUN_TOOL,
-                inp,
-                result_type=ToolRunOutput,
-                start_to_close_timeout=timedelta(seconds=timeout_s + 10),
-                retry_policy=retry_policy(retry),
-                summary=f"tool: {call.name}",
+            return await run_tool_activity(
+                spec, inp, timeout_s=timeout_s, retry=retry_policy(retry)
             )
         except ActivityError as err:
             timed_out = isinstance(err.cause, TimeoutError)
@@ -296,17 +305,24 @@ class MessageLoop:
         call = decision.call
         if decision.action == "execute" and ran is not None:
             ok, codes, text = ran.ok, ran.error_codes, ran.preview
+            if ran.proposal is not None and self.proposals is not None:
+                self.proposals.add(ran.proposal, turn=self.cursor.turn_index, call_id=call.id)
             self.seen_calls[call_key(call.name, call.args_sha256)] = decision.result_seq
+            if ok and self.specs[call.name].dedupe:
+                record_result(self.cursor.dedup, call.name, call.args_sha256, decision.result_seq)
         elif decision.action == "reuse" and decision.reuse_seq is not None:
+            dedupe = decision.result_seq in self.deduplicated
             self.appends.append(
                 AppendItem(
                     seq=decision.result_seq,
                     copy_result_from=decision.reuse_seq,
                     tool_call_id=call.id,
                     tool_name=call.name,
+                    dedupe=dedupe,
                 )
             )
-            ok, codes, text = self.last_ok_by_tool.get(call.name, True), [], "reused"
+            ok, codes = self.outcome_by_seq.get(decision.reuse_seq, (True, []))
+            text = "deduplicated" if dedupe else "reused"
         else:
             error = decision.error or CodedError(code=ErrorCode.TOOL_ERROR, message="refused")
             envelope = Envelope(ok=False, errors=[error])
@@ -317,6 +333,7 @@ class MessageLoop:
                 )
             )
             ok, codes, text = False, [error.code], error.message
+        self.outcome_by_seq[decision.result_seq] = (ok, codes)
         if not decision.ignored and call.name in self.registered:
             self.last_ok_by_tool[call.name] = ok
         self.result.tool_calls.append(
@@ -328,6 +345,7 @@ class MessageLoop:
                 error_codes=codes,
                 executed=decision.action == "execute",
                 reused=decision.action == "reuse",
+                deduplicated=decision.result_seq in self.deduplicated,
             )
         )
         self._remember(decision.result_seq, "tool", text, [call.name])

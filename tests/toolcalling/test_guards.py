@@ -36,9 +36,7 @@ def plan(calls, config=RuntimeConfig(), seen=None, tools_sent=True):
 
 
 def summary(result):
-    return [
-        (d.action, d.error.code if d.error else None, d.result_seq) for d in result.decisions
-    ]
+    return [(d.action, d.error.code if d.error else None, d.result_seq) for d in result.decisions]
 
 
 def test_valid_calls_execute_with_consecutive_seqs():
@@ -90,7 +88,9 @@ def test_per_turn_limit_marks_the_extra_calls_ignored():
 
 
 def test_parallel_tool_calls_false_limits_to_one_call():
-    result = plan([call("add", index=0), call("read_file", index=1)], RuntimeConfig(parallel_tool_calls=False))
+    result = plan(
+        [call("add", index=0), call("read_file", index=1)], RuntimeConfig(parallel_tool_calls=False)
+    )
     assert [d.action for d in result.decisions] == ["execute", "reject"]
     assert result.ignored == 1
 

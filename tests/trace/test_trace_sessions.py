@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from rich.console import Console
+
 from durable_loop.testing import reply
 from durable_loop.toolcalling import names
 from durable_loop.toolcalling.config import RuntimeConfig
 from durable_loop.trace import build_trace, decode_run
 from durable_loop.trace.models import Trace
+from durable_loop.trace.render import print_trace
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 
@@ -30,8 +33,7 @@ async def trace_of(w, session_id: str) -> Trace:
 
 def calls_of(trace: Trace) -> list[list[tuple[str, str, bool | None, list[str], bool]]]:
     return [
-        [(c.call_id, c.name, c.ok, c.error_codes, c.executed) for c in t.calls]
-        for t in trace.turns
+        [(c.call_id, c.name, c.ok, c.error_codes, c.executed) for c in t.calls] for t in trace.turns
     ]
 
 
@@ -151,3 +153,12 @@ async def test_trace_follows_continue_as_new(loop_worker, scripted_llm):
     assert run_of_turn == sorted(run_of_turn) and run_of_turn[-1] == len(trace.runs) - 1
     assert sum(r.turns for r in trace.runs) == 2 * messages
     assert trace.user_messages == messages and trace.messages == 4 * messages
+
+    console = Console(record=True, width=200)
+    print_trace(trace, console)
+    text = console.export_text()
+    header = next(line for line in text.splitlines() if "LLM ms" in line)
+    assert header.split("┃")[1:3] == [" turn ", " run "]
+    assert f"turns: {2 * messages}" in text
+    assert f"runs: #0 {trace.runs[0].run_id[:8]}" in text
+    assert "add m11 ok" in text

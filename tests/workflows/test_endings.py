@@ -148,3 +148,24 @@ async def test_fatal_policy_accepts_a_tool_that_recovered(loop_worker, scripted_
         RuntimeConfig(tool_use_mode="enforced"),
     )
     assert result.status == "completed", result.error
+
+
+async def test_reused_result_reports_its_own_outcome(loop_worker, scripted_llm):
+    result, _, log, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [
+            reply.tool_call("add", {"a": 1, "b": 2}),
+            reply.tool_call("add", {"a": "x", "b": 2}),
+            reply.tool_call("add", {"a": 1, "b": 2}, "again"),
+            reply.text("3"),
+        ],
+        RuntimeConfig(tool_use_mode="enforced"),
+    )
+    assert [(t.ok, t.reused) for t in result.tool_calls] == [
+        (True, False),
+        (False, False),
+        (True, True),
+    ]
+    assert result.status == "completed", result.error
+    assert log.count("add") == 1

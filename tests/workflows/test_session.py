@@ -120,7 +120,14 @@ async def test_restarted_worker_resumes_without_rerunning_completed_tools(
     assert log.count("add") == 1
     assert log.count("slow_step") == 2
     assert len(scripted_llm.requests(model)) == 3
-    assert [m.message.role for m in stored] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert [m.message.role for m in stored] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
 
 
 async def test_continue_as_new_is_invisible_to_the_caller(loop_worker, scripted_llm):
@@ -172,3 +179,16 @@ async def test_continue_as_new_with_updates_waiting_in_the_queue(loop_worker, sc
     assert status.run_index >= 1 and status.messages_done == 32
     assert [m.seq for m in stored] == list(range(64))
     assert sorted(r.reply_seq for r in results) == list(range(1, 64, 2))
+
+
+async def test_close_finishes_queued_messages_then_ends(loop_worker, scripted_llm):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.slow(reply.text("one"), 0.3), reply.text("two")])
+    async with loop_worker() as w:
+        handle = await w.sessions.start(sid, settings_for(scripted_llm, model))
+        await w.sessions.post(sid, "first")
+        await w.sessions.post(sid, "second")
+        await w.sessions.close(sid, reason="user left")
+        end = await asyncio.wait_for(handle.result(), timeout=15)
+    assert (end.reason, end.messages_done, end.turns_total) == ("user left", 2, 2)
+    assert len(scripted_llm.requests(model)) == 2

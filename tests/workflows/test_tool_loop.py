@@ -110,7 +110,9 @@ async def test_max_tool_calls_per_turn_ignores_the_extra_calls(loop_worker, scri
     scripted_llm.script(
         model,
         [
-            reply.tool_calls(("add", {"a": 1, "b": 1}), ("add", {"a": 2, "b": 2}), ("blob", {"size": 3})),
+            reply.tool_calls(
+                ("add", {"a": 1, "b": 1}), ("add", {"a": 2, "b": 2}), ("blob", {"size": 3})
+            ),
             reply.text("ok"),
         ],
     )

@@ -13,22 +13,23 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from pydantic import BaseModel, Field, JsonValue
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from durable_loop.activities.store.engine import StoreConfig, async_engine, migrate
 from durable_loop.activities.store.workspace_schema import (
     AuditRow,
-    ProposalRow,
     WorkspaceRow,
     WriteRow,
 )
 from durable_loop.toolcalling.canonical_json import canonical_dumps
+from durable_loop.toolcalling.proposals import SettleOutput
 from durable_loop.workspace.patch import (
     STALE_VERSION,
     Doc,
@@ -41,9 +42,9 @@ from durable_loop.workspace.patch import (
 )
 
 T = TypeVar("T")
-WS = WorkspaceRow.__table__
-AUDIT = AuditRow.__table__
-WRITES = WriteRow.__table__
+WS = cast(Table, WorkspaceRow.__table__)
+AUDIT = cast(Table, AuditRow.__table__)
+WRITES = cast(Table, WriteRow.__table__)
 ATTEMPTS = 8
 
 
@@ -140,10 +141,21 @@ async def retrying(attempt: Callable[[], Awaitable[T]]) -> T:
     raise WorkspaceError(STALE_VERSION, f"the workspace kept changing under this write: {last}")
 
 
+SettledListener = Callable[[SettleOutput], Awaitable[None]]
+
+
 class WorkspaceStore:
-    def __init__(self, engine: AsyncEngine, limits: WorkspaceLimits | None = None) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        limits: WorkspaceLimits | None = None,
+        *,
+        on_settled: SettledListener | None = None,
+    ) -> None:
         self.engine = engine
         self.limits = limits or WorkspaceLimits()
+        self.on_settled = on_settled
+        """Awaited after a settlement is durably written (e.g. to notify a UI)."""
 
     async def close(self) -> None:
         await self.engine.dispose()
@@ -171,7 +183,7 @@ class WorkspaceStore:
 
     async def load(self, conn: AsyncConnection, workspace_id: str) -> Snapshot:
         """Read (creating an empty workspace if absent) inside a write transaction."""
-        await conn.execute(insert_ignore(conn, WS), [{"workspace_id": workspace_id}])
+        await conn.execute(insert_ignore(conn, WS), {"workspace_id": workspace_id})
         query = select(WS).where(WS.c.workspace_id == workspace_id)
         if conn.dialect.name == "postgresql":
             query = query.with_for_update()
@@ -277,14 +289,17 @@ class WorkspaceStore:
             "workspace_id": workspace_id,
             "facts_json": dumps(facts or {}),
             "draft_json": dumps(draft or {}),
-            "locks_json": dumps(list(locks or [])),  # type: ignore[arg-type]
+            "locks_json": dumps(list(locks or [])),
             "ui_state_json": None if ui_state is None else dumps(ui_state),
             "version": 1,
         }
         async with self.engine.begin() as conn:
-            created = (await conn.execute(insert_ignore(conn, WS), [row])).rowcount == 1
+            inserted = insert_ignore(conn, WS).returning(WS.c.workspace_id)
+            created = (await conn.execute(inserted, row)).first() is not None
             if created:
-                await self.record(conn, workspace_id, 1, source, [("workspace", "create", "", None)])
+                await self.record(
+                    conn, workspace_id, 1, source, [("workspace", "create", "", None)]
+                )
         return await self.snapshot(workspace_id)
 
     async def apply(
@@ -341,7 +356,9 @@ class WorkspaceStore:
             try:
                 return await attempt()
             except StaleWrite:
-                raise WorkspaceError(STALE_VERSION, "the workspace changed; read it again") from None
+                raise WorkspaceError(
+                    STALE_VERSION, "the workspace changed; read it again"
+                ) from None
         return await retrying(attempt)
 
     async def set_lock(
@@ -357,7 +374,9 @@ class WorkspaceStore:
                     return read
                 saved = await self.save(conn, read, read.model_copy(update={"locks": locks}))
                 op = "lock" if locked else "unlock"
-                await self.record(conn, workspace_id, saved.version, source, [("locks", op, path, None)])
+                await self.record(
+                    conn, workspace_id, saved.version, source, [("locks", op, path, None)]
+                )
                 return saved
 
         return await retrying(attempt)
@@ -384,3 +403,11 @@ def _entries(target: str, ops: list[Op]) -> list[tuple[str, str, str, JsonValue]
             value = {"from": op["from"]}
         entries.append((target, str(op["op"]), str(op["path"]), value))
     return entries
+
+
+def open_workspace_store(
+    config: StoreConfig, limits: WorkspaceLimits | None = None
+) -> WorkspaceStore:
+    """Migrate, then return a workspace store on its own async engine."""
+    migrate(config.url)
+    return WorkspaceStore(async_engine(config.url), limits)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import cast
 
 from pydantic import BaseModel, Field, JsonValue
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from durable_loop.activities.store.workspace import (
@@ -42,7 +43,7 @@ from durable_loop.workspace.patch import (
     tokens,
 )
 
-PROPOSALS = ProposalRow.__table__
+PROPOSALS = cast(Table, ProposalRow.__table__)
 UNKNOWN_PROPOSAL = "UNKNOWN_PROPOSAL"
 FINGERPRINT_MISMATCH = "FINGERPRINT_MISMATCH"
 
@@ -175,6 +176,7 @@ async def propose(
 
 async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
     """Confirm (commit), reject or expire a proposal exactly once."""
+    written: list[SettleOutput] = []
 
     async def attempt() -> SettleOutput:
         async with store.engine.begin() as conn:
@@ -207,7 +209,9 @@ async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
                 await store.record(conn, record.workspace_id, read.version, source, [entry])
             done = await conn.execute(
                 update(PROPOSALS)
-                .where(PROPOSALS.c.proposal_id == record.proposal_id, PROPOSALS.c.status == "pending")
+                .where(
+                    PROPOSALS.c.proposal_id == record.proposal_id, PROPOSALS.c.status == "pending"
+                )
                 .values(
                     status=out.status,
                     decided_by=inp.actor,
@@ -218,9 +222,13 @@ async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
             )
             if done.rowcount != 1:
                 raise StaleWrite(record.proposal_id)
+            written.append(out)
             return out
 
-    return await retrying(attempt)
+    out = await retrying(attempt)
+    if store.on_settled is not None and written:
+        await store.on_settled(out)
+    return out
 
 
 def _failed(inp: SettleInput, code: str, message: str) -> SettleOutput:

@@ -1,21 +1,29 @@
 """Provider adapters: pure conversions between canonical messages and wire shapes.
 
 Adding a provider means adding one module here that implements :class:`ProviderAdapter`
-and registering it in :data:`ADAPTERS`.
+and registering it in :data:`ADAPTERS` (see ``docs/providers.md``).
 """
 
 from __future__ import annotations
 
 from durable_loop.toolcalling.errors import ConfigError
+from durable_loop.toolcalling.providers.anthropic import AnthropicAdapter
 from durable_loop.toolcalling.providers.base import (
     ProviderAdapter,
+    ProviderErrorReply,
     ProviderFormatError,
     ProviderReply,
     ProviderRequest,
 )
+from durable_loop.toolcalling.providers.gemini import GeminiAdapter
 from durable_loop.toolcalling.providers.openai_compat import OpenAICompatAdapter
 
-ADAPTERS: dict[str, ProviderAdapter] = {"openai": OpenAICompatAdapter()}
+ADAPTERS: dict[str, ProviderAdapter] = {
+    "openai": OpenAICompatAdapter(),
+    "openrouter": OpenAICompatAdapter(),
+    "anthropic": AnthropicAdapter(),
+    "gemini": GeminiAdapter(),
+}
 
 
 def get_adapter(provider: str) -> ProviderAdapter:
@@ -29,6 +37,7 @@ def get_adapter(provider: str) -> ProviderAdapter:
 __all__ = [
     "ADAPTERS",
     "ProviderAdapter",
+    "ProviderErrorReply",
     "ProviderFormatError",
     "ProviderReply",
     "ProviderRequest",

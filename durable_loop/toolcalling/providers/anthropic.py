@@ -77,9 +77,9 @@ def _tool_choice(plan: PromptPlan) -> dict[str, JsonValue] | None:
             mapped = dict(choice)
         elif isinstance(name, str):
             mapped = {"type": "tool", "name": name}
-    if plan.llm_options.get("parallel_tool_calls") is False and mapped is not None:
-        if mapped.get("type") != "none":
-            mapped["disable_parallel_tool_use"] = True
+    no_parallel = plan.llm_options.get("parallel_tool_calls") is False
+    if no_parallel and mapped is not None and mapped.get("type") != "none":
+        mapped["disable_parallel_tool_use"] = True
     return mapped
 
 

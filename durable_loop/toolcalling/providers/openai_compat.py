@@ -91,9 +91,7 @@ def _call_from(item: JsonValue, index: int, raw: str, *, needs_id: bool) -> Tool
             "(the assistant_tool_calls_arguments_json_string_if_hash transform accepts this)",
             raw,
         )
-    return ToolCall(
-        id=call_id or "", name=name, arguments=arguments, signature=_signature_of(item)
-    )
+    return ToolCall(id=call_id or "", name=name, arguments=arguments, signature=_signature_of(item))
 
 
 class OpenAICompatAdapter:

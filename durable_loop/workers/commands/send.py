@@ -11,6 +11,8 @@ import typer
 from durable_loop.workers.commands.options import Address, ApiKey, Namespace, TaskQueue
 
 if TYPE_CHECKING:
+    import asyncio
+
     from durable_loop.toolcalling.config import SessionSettings
     from durable_loop.toolcalling.contracts import RunResult
 
@@ -41,9 +43,8 @@ def load_session_settings(
         try:
             data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
         except (tomllib.TOMLDecodeError, json.JSONDecodeError) as err:
-            raise ConfigError(
-                f"{path}: malformed {path.suffix.lstrip('.') or 'JSON'}: {err}"
-            ) from None
+            kind = "TOML" if path.suffix == ".toml" else "JSON"
+            raise ConfigError(f"{path}: malformed {kind}: {err}") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected an object with an 'llm' table")
     llm = dict(data.get("llm") or {})  # type: ignore[call-overload]
@@ -164,6 +165,8 @@ def send(
             task_queue=task_queue,
         )
     )
+    if result.error is not None and result.error.code in CONFIG_CODES:
+        raise CliError(result.error.code, result.error.message)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:
@@ -171,8 +174,6 @@ def send(
             typer.echo(result.reply)
         for line in summary_lines(result):
             typer.echo(line, err=True)
-    if result.error is not None and result.error.code in CONFIG_CODES:
-        raise CliError(result.error.code, result.error.message)
     if result.status != "completed":
         raise typer.Exit(1)
 
@@ -189,6 +190,7 @@ async def _send(
 ) -> RunResult:
     import asyncio
 
+    from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
     from temporalio.service import RPCError, RPCStatusCode
 
     from durable_loop.client import SessionClient
@@ -196,6 +198,7 @@ async def _send(
     from durable_loop.workers.errors import CliError
     from durable_loop.workers.settings import WorkerSettings
 
+    asyncio.get_running_loop().set_exception_handler(_quiet_cancellations)
     worker_settings = WorkerSettings.load(temporal=temporal, task_queue=task_queue)
     client = await connect(worker_settings.temporal)
     sessions = SessionClient(client, task_queue=worker_settings.task_queue)
@@ -204,8 +207,9 @@ async def _send(
             call = sessions.send(session_id, text, message_id=message_id)
         else:
             call = sessions.start_and_send(session_id, settings, text, message_id=message_id)
-        return await asyncio.wait_for(call, timeout)
-    except TimeoutError:
+        async with asyncio.timeout(timeout):
+            return await call
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         raise CliError(
             "NO_REPLY",
             f"no reply within {timeout:g}s: is a worker polling task queue "
@@ -218,3 +222,12 @@ async def _send(
                 f"no running session {session_id!r}: pass --start with --model to start it",
             ) from None
         raise
+
+
+def _quiet_cancellations(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+    """After a timeout the SDK leaves a cancelled RPC future behind; do not print it."""
+    import asyncio
+
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        return
+    loop.default_exception_handler(context)

@@ -47,7 +47,7 @@ async def _load(session_id: str, settings: WorkerSettings, *, use_store: bool) -
 
     from durable_loop.trace.fetch import StoreMissing, load_trace
     from durable_loop.workers.connect import connect
-    from durable_loop.workers.errors import CliError
+    from durable_loop.workers.errors import CliError, namespace_missing
 
     client = await connect(settings.temporal)
     try:
@@ -64,7 +64,7 @@ async def _load(session_id: str, settings: WorkerSettings, *, use_store: bool) -
             "worker's database, or --no-store",
         ) from None
     except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND and "namespace" not in err.message.lower():
+        if err.status == RPCStatusCode.NOT_FOUND and not namespace_missing(err.message):
             raise CliError(
                 "SESSION_NOT_FOUND",
                 f"no workflow session-{session_id} in namespace {settings.temporal.namespace}",

@@ -2,8 +2,7 @@
 
 ``--mode normal`` serves a few tools, one of which kills the process mid-call;
 ``--mode hang`` never answers the handshake; ``--mode bad-schema`` lists a tool whose
-input schema is not valid JSON Schema. ``--http PORT`` serves streamable HTTP instead of stdio
-and, with ``--token``, refuses requests without ``Authorization: Bearer <token>``.
+input schema is not valid JSON Schema. ``--http PORT`` serves streamable HTTP instead of stdio.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import os
 import sys
 import time
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import Tool
 
@@ -48,6 +47,16 @@ def build(mode: str) -> MCPServer:
     @server.tool(description="Fail with a tool error.")
     def refuse(reason: str) -> str:
         raise ToolError(f"refused: {reason}")
+
+    @server.tool(description="Length of an environment variable of the server (-1: unset).")
+    def env_length(name: str) -> int:
+        return len(os.environ.get(name, "")) if name in os.environ else -1
+
+    @server.tool(description="Length of an HTTP request header (-1: absent).")
+    def header_length(name: str, ctx: Context) -> int:
+        headers = ctx.headers or {}
+        value = headers.get(name.lower()) or headers.get(name)
+        return -1 if value is None else len(value)
 
     @server.tool(description="A long text.")
     def big_text(size: int) -> str:

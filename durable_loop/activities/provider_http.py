@@ -1,0 +1,158 @@
+"""One HTTP exchange with a provider, with every failure turned into a coded
+``ApplicationError`` (retryable or not), shared by the LLM and summary activities."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import timedelta
+
+import httpx
+from temporalio.exceptions import ApplicationError
+
+from durable_loop.activities.retry_after import parse_retry_after
+from durable_loop.toolcalling.config import LlmEndpoint
+from durable_loop.toolcalling.errors import ConfigError, ErrorCode
+from durable_loop.toolcalling.providers import (
+    ProviderAdapter,
+    ProviderErrorReply,
+    ProviderFormatError,
+    ProviderReply,
+    ProviderRequest,
+    get_adapter,
+)
+from durable_loop.toolcalling.providers.base import SNIPPET_LIMIT, loads_lenient
+from durable_loop.toolcalling.transforms.inbound import InboundContext
+from durable_loop.toolcalling.transforms.registry import transform_response
+
+ERROR_SNIPPET = 400
+
+
+def adapter_for(endpoint: LlmEndpoint) -> ProviderAdapter:
+    try:
+        return get_adapter(endpoint.provider)
+    except ConfigError as err:
+        raise ApplicationError(str(err), type=ErrorCode.CONFIG_ERROR, non_retryable=True) from None
+
+
+def read_api_key(environ: Mapping[str, str], env_name: str | None) -> str | None:
+    if not env_name:
+        return None
+    value = environ.get(env_name, "").strip()
+    if not value:
+        raise ApplicationError(
+            f"missing API key: set {env_name} in the worker's environment",
+            type=ErrorCode.CONFIG_ERROR,
+            non_retryable=True,
+        )
+    return value
+
+
+def redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def endpoint_url(endpoint: LlmEndpoint, request: ProviderRequest) -> str:
+    return f"{endpoint.base_url}{endpoint.api_prefix}{request.endpoint}"
+
+
+async def post(
+    http: httpx.AsyncClient,
+    endpoint: LlmEndpoint,
+    adapter: ProviderAdapter,
+    request: ProviderRequest,
+    api_key: str | None,
+) -> tuple[str, int]:
+    """POST the request; return (raw body, latency ms) of a 2xx/3xx reply."""
+    url = endpoint_url(endpoint, request)
+    started = time.monotonic()
+    try:
+        response = await http.post(
+            url,
+            json=request.body,
+            headers=adapter.request_headers(api_key),
+            timeout=endpoint.timeout_s,
+        )
+    except httpx.TimeoutException as err:
+        raise ApplicationError(
+            f"{endpoint.provider} did not answer within {endpoint.timeout_s}s "
+            f"({type(err).__name__})",
+            type=ErrorCode.PROVIDER_UNAVAILABLE,
+        ) from None
+    except httpx.TransportError as err:
+        raise ApplicationError(
+            f"cannot reach {url}: {type(err).__name__}: {err}",
+            type=ErrorCode.PROVIDER_UNAVAILABLE,
+        ) from None
+    latency_ms = int((time.monotonic() - started) * 1000)
+    raw = response.text
+    if response.status_code >= 400:
+        raise http_error(adapter, response, raw, api_key, url)
+    return raw, latency_ms
+
+
+def http_error(
+    adapter: ProviderAdapter,
+    response: httpx.Response,
+    raw: str,
+    api_key: str | None,
+    url: str,
+) -> ApplicationError:
+    verdict = adapter.classify_status(response.status_code, raw)
+    # Redact before cutting the snippet, so a key cut in half cannot slip through.
+    snippet = " ".join(redact(raw, api_key)[:ERROR_SNIPPET].split())
+    message = f"HTTP {response.status_code} from {url}: {snippet}"
+    if verdict.code == ErrorCode.PROVIDER_AUTH:
+        message += " (check the API key variable configured for this endpoint)"
+    delay = parse_retry_after(response.headers.get("retry-after"))
+    if delay is None:
+        delay = verdict.retry_after_s
+    return ApplicationError(
+        message,
+        type=verdict.code,
+        non_retryable=not verdict.retryable,
+        next_retry_delay=timedelta(seconds=delay)
+        if delay is not None and verdict.retryable
+        else None,
+    )
+
+
+def read_reply(
+    adapter: ProviderAdapter,
+    endpoint: LlmEndpoint,
+    raw: str,
+    api_key: str | None,
+    *,
+    response_transforms: list[str],
+    context: InboundContext,
+) -> ProviderReply:
+    """Decode, apply response transforms, parse. Unreadable replies are non-retryable
+    PROVIDER_BAD_RESPONSE errors quoting a bounded snippet; in-body errors keep the
+    adapter's verdict."""
+    try:
+        body = transform_response(response_transforms, loads_lenient(raw), context)
+        return adapter.parse_response(body, raw)
+    except ProviderFormatError as err:
+        began = redact(raw, api_key)[:SNIPPET_LIMIT]
+        raise ApplicationError(
+            f"unreadable {endpoint.provider} response: {redact(err.reason, api_key)}; "
+            f"response began: {began!r}",
+            type=ErrorCode.PROVIDER_BAD_RESPONSE,
+            non_retryable=True,
+        ) from None
+    except ProviderErrorReply as err:
+        raise ApplicationError(
+            redact(f"{endpoint.provider} replied with an error: {err.message}", api_key),
+            type=err.code,
+            non_retryable=not err.retryable,
+        ) from None
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as err:
+        # A shape no check above anticipated: still a coded, bounded failure.
+        began = redact(raw, api_key)[:SNIPPET_LIMIT]
+        raise ApplicationError(
+            f"unreadable {endpoint.provider} response "
+            f"({type(err).__name__}: {redact(str(err), api_key)[:ERROR_SNIPPET]}); "
+            f"response began: {began!r}",
+            type=ErrorCode.PROVIDER_BAD_RESPONSE,
+            non_retryable=True,
+        ) from None

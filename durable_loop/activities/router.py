@@ -1,0 +1,181 @@
+"""Activities of the router -> executor pipeline: one model call per step.
+
+The workflow decides; these only talk to the model and the store. ``router_step`` returns
+the raw (bounded) output of the router or the executor, which the workflow parses and
+validates; ``router_answer`` writes the message's final reply (a summary of the tool
+result, a direct answer, the raw tool output or the clarifying question) with the
+pipeline trace as its meta.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import httpx
+from pydantic import JsonValue
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from durable_loop.activities.appends import write_appends
+from durable_loop.activities.chat import chat_once
+from durable_loop.activities.store import StoredMessage, TranscriptStore
+from durable_loop.router.contracts import (
+    RouterAnswerInput,
+    RouterAnswerOutput,
+    RouterStepInput,
+    RouterStepOutput,
+)
+from durable_loop.router.prompts import (
+    answer_messages,
+    executor_messages,
+    router_messages,
+    summarizer_messages,
+    with_repair,
+)
+from durable_loop.toolcalling import names
+from durable_loop.toolcalling.canonical_json import utf8_len
+from durable_loop.toolcalling.errors import ErrorCode
+from durable_loop.toolcalling.messages import Message, Usage
+from durable_loop.toolcalling.registry import ToolRegistry
+
+CONTEXT_WINDOW = 40
+
+
+def clip(text: str, limit: int) -> tuple[str, bool]:
+    if utf8_len(text) <= limit:
+        return text, False
+    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore"), True
+
+
+def tool_output_text(stored: StoredMessage | None) -> str:
+    envelope = stored.message.envelope if stored else None
+    if envelope is None:
+        return "(no result)"
+    if envelope.ok and isinstance(envelope.data, str) and not envelope.warnings:
+        return envelope.data
+    return envelope.to_content()
+
+
+class RouterActivities:
+    def __init__(
+        self,
+        store: TranscriptStore,
+        http: httpx.AsyncClient,
+        registry: ToolRegistry,
+        environ: Mapping[str, str],
+    ) -> None:
+        self.store = store
+        self.http = http
+        self.registry = registry
+        self.environ = environ
+
+    async def _question(
+        self, session_id: str, user_seq: int, keep: int
+    ) -> tuple[str, list[tuple[str, str]]]:
+        earlier = await self.store.read(
+            session_id, upto_seq=user_seq + 1, from_seq=max(0, user_seq - CONTEXT_WINDOW)
+        )
+        if not earlier or earlier[-1].seq != user_seq or earlier[-1].message.role != "user":
+            raise ApplicationError(
+                f"no user message at seq {user_seq}", type=ErrorCode.TOOL_ERROR, non_retryable=True
+            )
+        texts: list[tuple[str, str]] = [
+            (str(m.message.role), m.message.content or "")
+            for m in earlier[:-1]
+            if m.message.role in ("user", "assistant")
+            and m.message.content
+            and not m.message.tool_calls
+            and not m.message.synthetic
+        ]
+        context: list[tuple[str, str]] = texts[-keep:] if keep else []
+        return earlier[-1].message.content or "", context
+
+    @activity.defn(name=names.ROUTER_STEP)
+    async def router_step(self, inp: RouterStepInput) -> RouterStepOutput:
+        await write_appends(self.store, inp.session_id, inp.appends)
+        question, context = await self._question(inp.session_id, inp.user_seq, inp.context_messages)
+        if inp.kind == "route":
+            messages = router_messages(question, inp.tool_names, context)
+        else:
+            tool = self.registry.get(inp.tool or "")
+            if tool is None:
+                raise ApplicationError(
+                    f"no tool named {inp.tool!r} on this worker",
+                    type=ErrorCode.TOOL_NOT_FOUND,
+                    non_retryable=True,
+                )
+            messages = executor_messages(question, tool.spec, context)
+        if inp.repair is not None:
+            messages = with_repair(messages, inp.repair.previous_output, inp.repair.error)
+        reply = await chat_once(
+            self.http, self.environ, inp.endpoint, messages, inp.options, session_id=inp.session_id
+        )
+        text, truncated = clip(reply.text, inp.max_output_bytes)
+        return RouterStepOutput(
+            text=text, truncated=truncated, latency_ms=reply.latency_ms, usage=reply.usage
+        )
+
+    @activity.defn(name=names.ROUTER_ANSWER)
+    async def router_answer(self, inp: RouterAnswerInput) -> RouterAnswerOutput:
+        await write_appends(self.store, inp.session_id, inp.appends)
+        done = await self.store.get(inp.session_id, inp.reply_seq)
+        if done is not None:
+            return self._summary(done, inp, cached=True)
+        question, context = await self._question(inp.session_id, inp.user_seq, inp.context_messages)
+        usage, latency_ms = Usage(), 0
+        if inp.mode == "clarify":
+            text = inp.clarify_question or ""
+        elif inp.mode == "raw":
+            result = await self.store.get(inp.session_id, inp.result_seq or -1)
+            text = tool_output_text(result)
+        else:
+            if inp.mode == "summarize":
+                result = await self.store.get(inp.session_id, inp.result_seq or -1)
+                shown, cut = clip(tool_output_text(result), inp.summary_input_bytes)
+                messages = summarizer_messages(
+                    question, inp.tool or "the tool", shown + (" …(truncated)" if cut else "")
+                )
+            else:
+                messages = answer_messages(question, context)
+            reply = await chat_once(
+                self.http,
+                self.environ,
+                inp.endpoint,
+                messages,
+                inp.options,
+                session_id=inp.session_id,
+            )
+            text, usage, latency_ms = reply.text, reply.usage, reply.latency_ms
+        trace = inp.trace.model_copy(update={"summarizer_ms": latency_ms})
+        meta: dict[str, JsonValue] = {
+            "turn": inp.turn,
+            "model": inp.endpoint.model,
+            "strategy": "router",
+            "mode": inp.mode,
+            "latency_ms": latency_ms,
+            "usage": usage.model_dump(),
+            "pipeline": trace.model_dump(mode="json"),
+        }
+        message = Message(role="assistant", content=text)
+        await self.store.append(inp.session_id, [(inp.reply_seq, message, meta)])
+        written = await self.store.get(inp.session_id, inp.reply_seq)
+        assert written is not None
+        return self._summary(written, inp, cached=False)
+
+    @staticmethod
+    def _summary(
+        stored: StoredMessage, inp: RouterAnswerInput, *, cached: bool
+    ) -> RouterAnswerOutput:
+        text = stored.message.content or ""
+        shown, truncated = clip(text, inp.reply_inline_bytes)
+        usage = stored.meta.get("usage")
+        latency = stored.meta.get("latency_ms")
+        return RouterAnswerOutput(
+            reply_seq=stored.seq,
+            text=shown,
+            text_bytes=utf8_len(text),
+            truncated=truncated,
+            latency_ms=latency if isinstance(latency, int) else 0,
+            usage=Usage.model_validate(usage) if isinstance(usage, dict) else Usage(),
+            cached=cached,
+        )

@@ -1,0 +1,19 @@
+"""What one router-pipeline message did, carried on its :class:`RunResult`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+
+class PipelineTrace(BaseModel):
+    choice: Literal["call_tool", "clarify", "none"] | None = None
+    tool: str | None = None
+    router_ms: int = 0
+    executor_ms: int = 0
+    summarizer_ms: int = 0
+    router_attempts: int = 0
+    executor_attempts: int = 0
+    repairs: list[str] = []
+    deduplicated: bool = False

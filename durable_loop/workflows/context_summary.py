@@ -1,0 +1,68 @@
+"""The optional summarisation step: when a request's context window left messages out,
+the next turn first runs ``summarize_context`` (its own activity), which stores a summary
+of everything before the first kept message; later requests send it in their place.
+
+Deterministic workflow code; a failed summary is not fatal (the window still applies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from durable_loop.toolcalling import names
+    from durable_loop.toolcalling.config import LlmEndpoint, RuntimeConfig
+    from durable_loop.toolcalling.contracts import LlmTurnOutput, SummarizeInput, SummarizeOutput
+    from durable_loop.toolcalling.messages import Usage
+
+
+class ContextSummaries:
+    def __init__(self, session_id: str, config: RuntimeConfig) -> None:
+        self.session_id = session_id
+        self.enabled = config.summarize_dropped_context
+        self.due_upto: int | None = None
+        self.failed_upto: int | None = None
+
+    def note(self, out: LlmTurnOutput) -> None:
+        """Remember that a turn left out messages no summary covers yet."""
+        first_kept = out.context_first_kept_seq
+        if not self.enabled or not out.context_dropped or first_kept is None:
+            return
+        if (out.summary_covers_upto or 0) < first_kept and self.failed_upto != first_kept:
+            self.due_upto = first_kept
+
+    async def run_if_due(self, endpoint: LlmEndpoint, take_seq: Callable[[], int]) -> Usage:
+        """Summarise the prefix noted last; returns the tokens the summary cost."""
+        covers = self.due_upto
+        if covers is None:
+            return Usage()
+        self.due_upto = None
+        inp = SummarizeInput(
+            session_id=self.session_id,
+            endpoint=endpoint,
+            covers_upto=covers,
+            summary_seq=take_seq(),
+        )
+        try:
+            out = await workflow.execute_activity(
+                names.SUMMARIZE_CONTEXT,
+                inp,
+                result_type=SummarizeOutput,
+                start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
+                retry_policy=RetryPolicy(
+                    initial_interval=endpoint.retry.initial_interval(),
+                    maximum_interval=endpoint.retry.maximum_interval(),
+                    maximum_attempts=endpoint.retry.maximum_attempts,
+                    non_retryable_error_types=["PROVIDER_AUTH", "PROVIDER_BAD_REQUEST"],
+                ),
+                summary=f"summarize: seq < {covers}",
+            )
+        except ActivityError:
+            self.failed_upto = covers
+            return Usage()
+        return out.usage

@@ -1,0 +1,109 @@
+"""Which model answers a turn, and what a session may spend.
+
+* The fallback chain: a turn runs on the session's model; if that LLM activity fails
+  for good (a non-retryable provider error, or its retries are exhausted), the same turn
+  (same transcript reference, same assistant seq) runs on the next model of
+  ``fallback_llms``. Each switch is a :class:`FallbackRecord` in the RunResult, and the
+  reply's stored meta names the models that failed before it.
+* The session budget: ``max_session_tokens`` is checked before every LLM turn.
+* Model switching: the ``switch_model`` Update validates and applies a new chain from
+  the next message on.
+
+Deterministic workflow code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, CancelledError
+
+with workflow.unsafe.imports_passed_through():
+    from durable_loop.toolcalling.catalog import refuse_unreliable_enforced
+    from durable_loop.toolcalling.config import LlmEndpoint, RuntimeConfig, SessionSettings
+    from durable_loop.toolcalling.contracts import (
+        FallbackRecord,
+        LlmTurnInput,
+        LlmTurnOutput,
+        RunResult,
+        SwitchModelRequest,
+        SwitchModelResult,
+    )
+    from durable_loop.toolcalling.errors import CodedError, ConfigError, ErrorCode
+    from durable_loop.toolcalling.messages import Usage
+    from durable_loop.toolcalling.providers import get_adapter
+
+RunLlm = Callable[[LlmTurnInput], Awaitable[LlmTurnOutput]]
+Describe = Callable[[ActivityError], CodedError]
+
+
+def budget_error(config: RuntimeConfig, used: Usage) -> CodedError | None:
+    """BUDGET_EXCEEDED once the session's input + output tokens reach the budget."""
+    limit = config.max_session_tokens
+    if limit is None or used.total_tokens < limit:
+        return None
+    return CodedError(
+        code=ErrorCode.BUDGET_EXCEEDED,
+        message=f"the session has used {used.total_tokens} tokens of its "
+        f"max_session_tokens={limit}; raise the budget or start a new session",
+    )
+
+
+class ModelRouter:
+    def __init__(self, settings: SessionSettings) -> None:
+        self.chain: list[LlmEndpoint] = [settings.llm, *settings.fallback_llms]
+
+    async def run_turn(
+        self, inp: LlmTurnInput, run: RunLlm, describe: Describe, result: RunResult
+    ) -> LlmTurnOutput:
+        """Run ``inp`` on each model of the chain until one answers; re-raise the last
+        failure when none does (cancellation is never retried elsewhere)."""
+        failed: list[str] = []
+        for position, endpoint in enumerate(self.chain):
+            attempt = inp.model_copy(update={"endpoint": endpoint, "fallback_from": failed})
+            try:
+                out = await run(attempt)
+            except ActivityError as err:
+                last = position + 1 == len(self.chain)
+                if last or isinstance(err.cause, CancelledError):
+                    raise
+                result.fallbacks.append(
+                    FallbackRecord(
+                        turn=inp.turn,
+                        failed_provider=endpoint.provider,
+                        failed_model=endpoint.model,
+                        error=describe(err),
+                        next_model=self.chain[position + 1].model,
+                    )
+                )
+                failed = [*failed, endpoint.model]
+                continue
+            result.model = out.model
+            return out
+        raise AssertionError("the model chain is never empty")
+
+
+def validate_switch(settings: SessionSettings, request: SwitchModelRequest) -> None:
+    """Refuse a switch the session could not run: unknown provider, or enforced tool use
+    on a model marked unreliable (raises a ValueError with a code)."""
+    new = switched_settings(settings, request)
+    for endpoint in [new.llm, *new.fallback_llms]:
+        try:
+            get_adapter(endpoint.provider)
+        except ConfigError as err:
+            raise ConfigError(f"{ConfigError.code}: {err}") from None
+    refuse_unreliable_enforced(new)
+
+
+def switched_settings(settings: SessionSettings, request: SwitchModelRequest) -> SessionSettings:
+    fallbacks = settings.fallback_llms if request.fallback_llms is None else request.fallback_llms
+    return settings.model_copy(update={"llm": request.llm, "fallback_llms": list(fallbacks)})
+
+
+def switch_result(before: SessionSettings, after: SessionSettings) -> SwitchModelResult:
+    return SwitchModelResult(
+        previous_model=before.llm.model,
+        model=after.llm.model,
+        fallback_models=[e.model for e in after.fallback_llms],
+    )

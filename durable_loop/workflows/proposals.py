@@ -1,0 +1,249 @@
+"""Proposals waiting for a person, kept in the session workflow's state.
+
+:class:`ProposalBook` learns about proposals from tool results, arms one durable expiry
+timer per proposal, validates decisions (unknown, already decided, expired, fingerprint
+mismatch) and settles them through idempotent activities. Outcomes become notes the model
+reads before its next LLM call. :class:`ProposalHandlers` exposes it as a Query, a Signal
+and an Update (whose validator refuses bad decisions before they enter history).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from durable_loop.toolcalling.config import WorkspaceSettings
+    from durable_loop.toolcalling.errors import CodedError, ErrorCode
+    from durable_loop.toolcalling.proposals import (
+        FACTS_COMMIT,
+        PROPOSAL_CLOSE,
+        QUERY_PROPOSALS,
+        SIGNAL_DECIDE,
+        UPDATE_DECIDE,
+        DecisionResult,
+        PendingProposal,
+        ProposalBookState,
+        ProposalDecision,
+        ProposalList,
+        ProposalNotice,
+        SettleInput,
+        SettleOutput,
+        SettleVerdict,
+    )
+
+DECIDED_KEPT = 64
+EXPIRY_ACTOR = "system:expiry"
+SETTLE_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_interval=timedelta(seconds=60),
+    maximum_attempts=0,
+    non_retryable_error_types=["INVALID_ARGS"],
+)
+
+
+def outcome_note(proposal: PendingProposal, result: DecisionResult) -> str:
+    """The context the model reads on its next turn."""
+    what = proposal.summary or ", ".join(proposal.paths) or "facts change"
+    head = f"[workspace] Proposal {proposal.proposal_id} ({what})"
+    by = result.decided_by
+    if result.status == "committed":
+        text = (
+            f"{head} was confirmed by {by} and committed to the facts "
+            f"(facts version {result.facts_version})."
+        )
+    elif result.status == "rejected":
+        text = f"{head} was rejected by {by}. The facts are unchanged."
+    elif result.status == "expired":
+        text = f"{head} expired without a decision. The facts are unchanged."
+    else:
+        reason = result.error.message if result.error else result.status
+        text = f"{head} was confirmed by {by} but not committed: {reason}"
+    if result.comment:
+        text += f' Comment from {by}: "{result.comment}"'
+    return text
+
+
+class ProposalBook:
+    def __init__(self, session_id: str, settings: WorkspaceSettings, state: ProposalBookState):
+        self.session_id = session_id
+        self.settings = settings
+        self.pending = {
+            p.proposal_id: p.model_copy(update={"deciding": False}) for p in state.pending
+        }
+        self.decided = {d.proposal_id: d for d in state.decided}
+        self.notes = list(state.notes)
+        self._timers: dict[str, asyncio.Task[None]] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Arm the expiry timers of proposals carried over from the previous run."""
+        for proposal_id in self.pending:
+            self._arm(proposal_id)
+
+    def state(self) -> ProposalBookState:
+        return ProposalBookState(
+            pending=list(self.pending.values()),
+            decided=list(self.decided.values()),
+            notes=list(self.notes),
+        )
+
+    def listing(self) -> ProposalList:
+        return ProposalList(
+            pending=list(self.pending.values()), decided=list(self.decided.values())
+        )
+
+    def add(self, notice: ProposalNotice, *, turn: int, call_id: str) -> None:
+        if notice.proposal_id in self.pending or notice.proposal_id in self.decided:
+            return
+        now = workflow.now()
+        self.pending[notice.proposal_id] = PendingProposal(
+            proposal_id=notice.proposal_id,
+            workspace_id=notice.workspace_id,
+            changes=notice.changes,
+            fingerprint=notice.fingerprint,
+            paths=notice.paths,
+            summary=notice.summary,
+            session_id=self.session_id,
+            turn=turn,
+            call_id=call_id,
+            created_at=now,
+            expires_at=now + timedelta(seconds=self.settings.proposal_ttl_s),
+        )
+        self._arm(notice.proposal_id)
+
+    # ------------------------------------------------------------------ loop hooks
+
+    async def before_llm_turn(self) -> list[str]:
+        """Wait for open decisions if the session blocks on them; hand over untold outcomes."""
+        if self.settings.block_until_decision and self.pending:
+            await workflow.wait_condition(lambda: not self.pending)
+        notes, self.notes = self.notes, []
+        return notes
+
+    # ------------------------------------------------------------------ decisions
+
+    def check(self, decision: ProposalDecision) -> None:
+        """Raise ValueError (code first) for a decision that must not be applied."""
+        proposal_id = decision.proposal_id
+        proposal = self.pending.get(proposal_id)
+        if proposal is None:
+            done = self.decided.get(proposal_id)
+            if done is not None:
+                raise ValueError(f"ALREADY_DECIDED: proposal {proposal_id} is {done.status}")
+            raise ValueError(f"UNKNOWN_PROPOSAL: no pending proposal {proposal_id!r}")
+        if proposal.deciding:
+            raise ValueError(f"ALREADY_DECIDED: proposal {proposal_id} is being settled")
+        if workflow.now() >= proposal.expires_at:
+            raise ValueError(f"EXPIRED: proposal {proposal_id} expired at {proposal.expires_at}")
+        if not decision.approver.strip():
+            raise ValueError("INVALID_DECISION: the approver's identity is required")
+        bound = decision.verdict == "confirm" or decision.fingerprint is not None
+        if bound and decision.fingerprint != proposal.fingerprint:
+            raise ValueError(
+                f"FINGERPRINT_MISMATCH: proposal {proposal_id} has fingerprint "
+                f"{proposal.fingerprint}; the decision names {decision.fingerprint!r}"
+            )
+
+    async def decide(self, decision: ProposalDecision) -> DecisionResult:
+        proposal = self.pending.get(decision.proposal_id)
+        if proposal is not None and proposal.deciding:
+            await workflow.wait_condition(lambda: decision.proposal_id in self.decided)
+        if proposal is None or decision.proposal_id in self.decided:
+            done = self.decided.get(decision.proposal_id)
+            if done is None:
+                raise ApplicationError(
+                    f"no pending proposal {decision.proposal_id!r}", type="UNKNOWN_PROPOSAL"
+                )
+            return done
+        return await self._settle(
+            proposal, decision.verdict, decision.approver.strip(), decision.comment
+        )
+
+    def _arm(self, proposal_id: str) -> None:
+        self._timers[proposal_id] = asyncio.create_task(self._expire(proposal_id))
+
+    async def _expire(self, proposal_id: str) -> None:
+        proposal = self.pending[proposal_id]
+        delay = (proposal.expires_at - workflow.now()).total_seconds()
+        if delay > 0:
+            await workflow.sleep(delay, summary=f"proposal {proposal_id} expires")
+        proposal = self.pending.get(proposal_id)  # type: ignore[assignment]
+        if proposal is not None and not proposal.deciding:
+            await self._settle(proposal, "expire", EXPIRY_ACTOR, None)
+
+    async def _settle(
+        self, proposal: PendingProposal, verdict: SettleVerdict, actor: str, comment: str | None
+    ) -> DecisionResult:
+        proposal.deciding = True
+        timer = self._timers.pop(proposal.proposal_id, None)
+        if timer is not None and verdict != "expire":
+            timer.cancel()
+        inp = SettleInput(
+            proposal_id=proposal.proposal_id,
+            workspace_id=proposal.workspace_id,
+            fingerprint=proposal.fingerprint,
+            verdict=verdict,
+            actor=actor,
+            comment=comment,
+            session_id=self.session_id,
+        )
+        try:
+            out = await workflow.execute_activity(
+                FACTS_COMMIT if verdict == "confirm" else PROPOSAL_CLOSE,
+                inp,
+                result_type=SettleOutput,
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=SETTLE_RETRY,
+                summary=f"{verdict} {proposal.proposal_id}",
+            )
+        except ActivityError as err:
+            error = CodedError(code=ErrorCode.TOOL_ERROR, message=str(err.cause or err))
+            out = SettleOutput(proposal_id=proposal.proposal_id, status="failed", error=error)
+        result = DecisionResult(
+            proposal_id=proposal.proposal_id,
+            status=out.status,
+            decided_by=actor,
+            comment=comment,
+            facts_version=out.facts_version,
+            error=out.error,
+            decided_at=workflow.now(),
+        )
+        self.pending.pop(proposal.proposal_id, None)
+        self.decided[proposal.proposal_id] = result
+        while len(self.decided) > DECIDED_KEPT:
+            self.decided.pop(next(iter(self.decided)))
+        self.notes.append(outcome_note(proposal, result))
+        return result
+
+
+class ProposalHandlers:
+    """Mixed into the session workflow: the Query, Signal and Update of human decisions."""
+
+    _proposals: ProposalBook
+
+    @workflow.query(name=QUERY_PROPOSALS)
+    def proposals(self) -> ProposalList:
+        return self._proposals.listing()
+
+    @workflow.signal(name=SIGNAL_DECIDE)
+    async def proposal_decision(self, decision: ProposalDecision) -> None:
+        try:
+            self._proposals.check(decision)
+        except ValueError as err:
+            workflow.logger.warning("decision on %s ignored: %s", decision.proposal_id, err)
+            return
+        await self._proposals.decide(decision)
+
+    @workflow.update(name=UPDATE_DECIDE)
+    async def decide_proposal(self, decision: ProposalDecision) -> DecisionResult:
+        return await self._proposals.decide(decision)
+
+    @decide_proposal.validator
+    def _validate_decision(self, decision: ProposalDecision) -> None:
+        self._proposals.check(decision)

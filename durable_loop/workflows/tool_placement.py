@@ -1,0 +1,63 @@
+"""Where one tool call runs, decided from its spec (workflow code, deterministic).
+
+* ``local``: a Temporal local activity in the workflow's own worker, no server round trip
+  (for short, side-effect free tools).
+* ``long_running``: an activity on its own task queue (``spec.task_queue`` or
+  ``<queue>-long``, served by a separate worker pool) that heartbeats; when the session is
+  cancelled the workflow requests its cancellation and waits until the tool has stopped.
+* otherwise: a regular activity, on ``spec.task_queue`` when an ensemble sets one.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityCancellationType
+
+with workflow.unsafe.imports_passed_through():
+    from durable_loop.toolcalling import names
+    from durable_loop.toolcalling.contracts import ToolRunInput, ToolRunOutput
+    from durable_loop.toolcalling.tools import ToolSpec
+
+DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0
+SCHEDULING_SLACK_S = 10.0
+
+
+async def run_tool_activity(
+    spec: ToolSpec, inp: ToolRunInput, *, timeout_s: float, retry: RetryPolicy
+) -> ToolRunOutput:
+    start_to_close = timedelta(seconds=timeout_s + SCHEDULING_SLACK_S)
+    summary = f"tool: {spec.name}"
+    if spec.local:
+        return await workflow.execute_local_activity(
+            names.RUN_TOOL,
+            inp,
+            result_type=ToolRunOutput,
+            start_to_close_timeout=start_to_close,
+            retry_policy=retry,
+            summary=summary,
+        )
+    if spec.long_running:
+        heartbeat = spec.heartbeat_timeout_s or DEFAULT_HEARTBEAT_TIMEOUT_S
+        return await workflow.execute_activity(
+            names.RUN_LONG_TOOL,
+            inp,
+            result_type=ToolRunOutput,
+            task_queue=spec.task_queue or names.long_running_queue(workflow.info().task_queue),
+            start_to_close_timeout=start_to_close,
+            heartbeat_timeout=timedelta(seconds=heartbeat),
+            retry_policy=retry,
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            summary=f"{summary} (long-running)",
+        )
+    return await workflow.execute_activity(
+        names.RUN_TOOL,
+        inp,
+        result_type=ToolRunOutput,
+        task_queue=spec.task_queue,
+        start_to_close_timeout=start_to_close,
+        retry_policy=retry,
+        summary=summary,
+    )

@@ -1,0 +1,82 @@
+"""The transcript store: insert-if-absent writes, ordered reads, reused results."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest_asyncio
+
+from durable_loop.activities.appends import REUSED_WARNING, write_appends
+from durable_loop.activities.store import StoreConfig, open_store
+from durable_loop.toolcalling.contracts import AppendItem
+from durable_loop.toolcalling.envelope import Envelope
+from durable_loop.toolcalling.messages import Message, ToolCall
+
+
+@pytest_asyncio.fixture
+async def store(store_url):
+    opened = open_store(StoreConfig(url=store_url))
+    yield opened
+    await opened.close()
+
+
+async def test_a_seq_keeps_its_first_message(store):
+    await store.append("s1", [(0, Message.user("first"), {"n": 1})])
+    await store.append("s1", [(0, Message.user("second"), {"n": 2})])
+    (row,) = await store.read("s1")
+    assert row.message.content == "first" and row.meta == {"n": 1}
+
+
+async def test_concurrent_writers_of_one_seq_leave_one_row(store):
+    writes = [store.append("s2", [(5, Message.user(f"w{i}"), {})]) for i in range(8)]
+    await asyncio.gather(*writes)
+    rows = await store.read("s2")
+    assert len(rows) == 1 and rows[0].seq == 5
+
+
+async def test_a_batch_with_existing_rows_still_writes_the_new_ones(store):
+    await store.append("s3", [(1, Message.user("one"), {})])
+    await store.append("s3", [(0, Message.user("zero"), {}), (1, Message.user("dup"), {})])
+    assert [(r.seq, r.message.content) for r in await store.read("s3")] == [
+        (0, "zero"),
+        (1, "one"),
+    ]
+
+
+async def test_reads_are_ordered_bounded_and_per_session(store):
+    await store.append("s4", [(i, Message.user(str(i)), {}) for i in (3, 0, 2, 1)])
+    await store.append("other", [(0, Message.user("x"), {})])
+    assert [r.seq for r in await store.read("s4")] == [0, 1, 2, 3]
+    assert [r.seq for r in await store.read("s4", upto_seq=2)] == [0, 1]
+    assert [r.seq for r in await store.read("s4", from_seq=2)] == [2, 3]
+    assert (await store.get("s4", 2)).message.content == "2"
+    assert await store.get("s4", 9) is None
+
+
+async def test_messages_round_trip_with_tool_calls_and_envelopes(store):
+    assistant = Message(
+        role="assistant", content=None, tool_calls=[ToolCall(id="c", name="add", arguments="{")]
+    )
+    result = Message.tool_result("c", "add", Envelope.failure("INVALID_JSON", "bad"))
+    await store.append("s5", [(0, assistant, {}), (1, result, {"turn": 1})])
+    first, second = await store.read("s5")
+    assert first.message == assistant and second.message == result
+
+
+async def test_write_appends_copies_a_reused_result_under_the_new_call_id(store):
+    original = Message.tool_result("c1", "add", Envelope.success(3))
+    await store.append("s6", [(2, original, {})])
+    appends = [
+        AppendItem(seq=3, message=Message.user("u")),
+        AppendItem(seq=4, copy_result_from=2, tool_call_id="c2", tool_name="add"),
+        AppendItem(seq=5, copy_result_from=99, tool_call_id="c3", tool_name="add"),
+    ]
+    await write_appends(store, "s6", appends)
+    await write_appends(store, "s6", appends)  # a retried activity writes nothing twice
+    rows = await store.read("s6")
+    assert [r.seq for r in rows] == [2, 3, 4, 5]
+    reused = rows[2].message
+    assert reused.tool_call_id == "c2" and reused.envelope.data == 3
+    assert reused.envelope.deduplicated and REUSED_WARNING in reused.envelope.warnings
+    assert rows[2].meta == {"reused_from": 2}
+    assert rows[3].message.envelope.ok is False

@@ -1,0 +1,35 @@
+"""Checked-in histories replay against the current workflow code.
+
+A failure here means running sessions would break on deploy. If the change is deliberate,
+regenerate the histories with ``.venv/bin/python -m tests.histories.record``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from temporalio.client import WorkflowHistory
+
+from durable_loop.testing.history import EventType, replay_failures
+
+HISTORIES = Path(__file__).parent / "histories"
+
+
+def load(path: Path) -> WorkflowHistory:
+    return WorkflowHistory.from_json(path.name.split(".")[0], path.read_text())
+
+
+def test_the_expected_histories_are_checked_in():
+    names = sorted(p.name for p in HISTORIES.glob("*.json"))
+    assert {"happy_path.run0.json", "parallel_calls.run0.json"} <= set(names)
+    assert {"continue_as_new.run0.json", "continue_as_new.run1.json"} <= set(names)
+    first_run = load(HISTORIES / "continue_as_new.run0.json")
+    assert first_run.events[-1].event_type == (
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+    )
+
+
+async def test_checked_in_histories_replay():
+    histories = [load(p) for p in sorted(HISTORIES.glob("*.json"))]
+    assert histories
+    assert await replay_failures(histories) == {}
