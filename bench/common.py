@@ -77,6 +77,7 @@ def expected_last_request_messages(turns: int) -> int:
 class HistoryStats(BaseModel):
     runs: int
     events: int
+    events_per_run: list[int]
     bytes: int = Field(description="Sum of serialized event sizes over every run")
     turn_bytes: list[int] = Field(
         description="Bytes of the events from one update acceptance to the next, per turn"
@@ -84,21 +85,45 @@ class HistoryStats(BaseModel):
     run_overhead_bytes: int = Field(
         description="Events of each run before its first turn (start, tool catalog)"
     )
+    bytes_by_kind: dict[str, int] = Field(
+        description="Bytes per event type; activity events also carry the activity name"
+    )
 
 
 def event_bytes(event: HistoryEvent) -> int:
     return len(event.SerializeToString())
 
 
+def event_kind(event: HistoryEvent, activity_names: dict[int, str]) -> str:
+    kind = EventType.Name(event.event_type).removeprefix("EVENT_TYPE_")
+    if event.HasField("activity_task_scheduled_event_attributes"):
+        name = event.activity_task_scheduled_event_attributes.activity_type.name
+        activity_names[event.event_id] = name
+        return f"{kind}:{name}"
+    for attrs in (
+        "activity_task_started_event_attributes",
+        "activity_task_completed_event_attributes",
+        "activity_task_failed_event_attributes",
+    ):
+        if event.HasField(attrs):
+            scheduled = getattr(event, attrs).scheduled_event_id
+            return f"{kind}:{activity_names.get(scheduled, '?')}"
+    return kind
+
+
 def measure(histories: list[WorkflowHistory]) -> HistoryStats:
     total = events = overhead = 0
     turn_bytes: list[int] = []
+    by_kind: dict[str, int] = {}
     for history in histories:
         in_turn = False
+        activity_names: dict[int, str] = {}
         for event in history.events:
             size = event_bytes(event)
             total += size
             events += 1
+            kind = event_kind(event, activity_names)
+            by_kind[kind] = by_kind.get(kind, 0) + size
             if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
                 turn_bytes.append(0)
                 in_turn = True
@@ -109,9 +134,11 @@ def measure(histories: list[WorkflowHistory]) -> HistoryStats:
     return HistoryStats(
         runs=len(histories),
         events=events,
+        events_per_run=[len(h.events) for h in histories],
         bytes=total,
         turn_bytes=turn_bytes,
         run_overhead_bytes=overhead,
+        bytes_by_kind=dict(sorted(by_kind.items(), key=lambda item: -item[1])),
     )
 
 

@@ -173,7 +173,9 @@ async def run_naive(
     started = time.perf_counter()
     try:
         async with worker:
-            handle: WorkflowHandle[NaiveSessionWorkflow, NaiveSessionEnd] = await client.start_workflow(
+            handle: WorkflowHandle[
+                NaiveSessionWorkflow, NaiveSessionEnd
+            ] = await client.start_workflow(
                 NAIVE_WORKFLOW,
                 NaiveSessionInput(endpoint=endpoint_for(llm, model), tools=registry.specs()),
                 id=workflow_id,

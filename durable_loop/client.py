@@ -4,26 +4,52 @@ from __future__ import annotations
 
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError
 
+from durable_loop.observability.search_attributes import registered
 from durable_loop.toolcalling import names
-from durable_loop.toolcalling.config import SessionSettings
+from durable_loop.toolcalling.catalog import refuse_unreliable_enforced
+from durable_loop.toolcalling.config import LlmEndpoint, SessionSettings
 from durable_loop.toolcalling.contracts import (
     CloseRequest,
     RunResult,
     SessionEnd,
     SessionInput,
     SessionStatus,
+    SwitchModelRequest,
+    SwitchModelResult,
     TailRequest,
     TranscriptTail,
     UserMessage,
 )
+from durable_loop.toolcalling.proposals import (
+    DecisionResult,
+    PendingProposal,
+    ProposalDecision,
+    ProposalList,
+    Verdict,
+)
+from durable_loop.trace.fetch import load_trace
+from durable_loop.trace.models import Trace
 from durable_loop.workers.constants import TASK_QUEUE
+from durable_loop.workflows.visibility import MEMO_SESSION, MEMO_TITLE, PENDING_QUERY
+from durable_loop.workspace.client import ApprovalClient
 
 
 class SessionClient:
-    def __init__(self, client: Client, *, task_queue: str = TASK_QUEUE) -> None:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        task_queue: str = TASK_QUEUE,
+        search_attributes: bool | None = None,
+    ) -> None:
         self.client = client
         self.task_queue = task_queue
+        self.search_attributes = search_attributes
+        """Start sessions that keep the DurableLoop* search attributes current; ``None``
+        (auto): on if the namespace has them registered (checked once)."""
+        self.approvals = ApprovalClient(client)
         self.started_workflow_ids: set[str] = set()
         """Workflow ids this client started or joined (tests replay their histories)."""
 
@@ -31,16 +57,56 @@ class SessionClient:
         return self.client.get_workflow_handle(names.session_workflow_id(session_id))
 
     async def start(self, session_id: str, settings: SessionSettings) -> WorkflowHandle:
-        """Start the session, or return the running one with the same id."""
-        self.started_workflow_ids.add(names.session_workflow_id(session_id))
+        """Start the session, or return the running one with the same id.
+
+        Raises ConfigError for tool_use_mode=enforced on a model marked unreliable."""
+        inp, memo = await self._session_input(session_id, settings)
         return await self.client.start_workflow(
             names.SESSION_WORKFLOW,
-            SessionInput(session_id=session_id, settings=settings),
+            inp,
             id=names.session_workflow_id(session_id),
             task_queue=self.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             result_type=SessionEnd,
+            memo=memo,
         )
+
+    async def start_and_post(
+        self,
+        session_id: str,
+        settings: SessionSettings,
+        text: str,
+        *,
+        message_id: str | None = None,
+    ) -> WorkflowHandle:
+        """Signal-with-start: create the session if needed and queue a message without
+        waiting for the reply (read it later with :meth:`status` or :meth:`trace`)."""
+        inp, memo = await self._session_input(session_id, settings)
+        return await self.client.start_workflow(
+            names.SESSION_WORKFLOW,
+            inp,
+            id=names.session_workflow_id(session_id),
+            task_queue=self.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            result_type=SessionEnd,
+            memo=memo,
+            start_signal=names.SIGNAL_POST_MESSAGE,
+            start_signal_args=[UserMessage(text=text, message_id=message_id)],
+        )
+
+    async def _session_input(
+        self, session_id: str, settings: SessionSettings
+    ) -> tuple[SessionInput, dict[str, str]]:
+        refuse_unreliable_enforced(settings)
+        if self.search_attributes is None:
+            self.search_attributes = await _registered(self.client)
+        if self.search_attributes and not settings.search_attributes:
+            settings = settings.model_copy(update={"search_attributes": True})
+        memo = {MEMO_SESSION: session_id}
+        if settings.title:
+            memo[MEMO_TITLE] = settings.title
+        self.started_workflow_ids.add(names.session_workflow_id(session_id))
+        return SessionInput(session_id=session_id, settings=settings), memo
 
     async def send(self, session_id: str, text: str, *, message_id: str | None = None) -> RunResult:
         """Send a message to a running session and wait for the reply."""
@@ -60,13 +126,14 @@ class SessionClient:
         message_id: str | None = None,
     ) -> RunResult:
         """Update-with-start: one call that creates the session if needed and sends."""
-        self.started_workflow_ids.add(names.session_workflow_id(session_id))
+        inp, memo = await self._session_input(session_id, settings)
         start: WithStartWorkflowOperation[SessionInput, SessionEnd] = WithStartWorkflowOperation(
             names.SESSION_WORKFLOW,
-            SessionInput(session_id=session_id, settings=settings),
+            inp,
             id=names.session_workflow_id(session_id),
             task_queue=self.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            memo=memo,
         )
         return await self.client.execute_update_with_start_workflow(
             names.UPDATE_SEND_MESSAGE,
@@ -74,6 +141,22 @@ class SessionClient:
             start_workflow_operation=start,
             id=message_id,
             result_type=RunResult,
+        )
+
+    async def switch_model(
+        self,
+        session_id: str,
+        llm: LlmEndpoint,
+        *,
+        fallback_llms: list[LlmEndpoint] | None = None,
+    ) -> SwitchModelResult:
+        """Use another model from the next message on (``fallback_llms=None`` keeps the
+        chain); the Update is refused before it enters history if the session could not
+        run the model (unknown provider, enforced tool use on an unreliable model)."""
+        return await self.handle(session_id).execute_update(
+            names.UPDATE_SWITCH_MODEL,
+            SwitchModelRequest(llm=llm, fallback_llms=fallback_llms),
+            result_type=SwitchModelResult,
         )
 
     async def post(self, session_id: str, text: str, *, message_id: str | None = None) -> None:
@@ -91,3 +174,94 @@ class SessionClient:
 
     async def close(self, session_id: str, reason: str = "closed") -> None:
         await self.handle(session_id).signal(names.SIGNAL_CLOSE, CloseRequest(reason=reason))
+
+    # ------------------------------------------------------------------ proposals
+
+    async def proposals(self, session_id: str) -> ProposalList:
+        """Pending proposals and recent decisions of one session (Query)."""
+        return await self.approvals.proposals(session_id)
+
+    async def pending_proposals(self, session_id: str) -> list[PendingProposal]:
+        return (await self.proposals(session_id)).pending
+
+    async def decide(self, session_id: str, decision: ProposalDecision) -> DecisionResult:
+        """Update: an unknown, expired, already decided or stale decision is refused
+        (``WorkflowUpdateFailedError`` whose message starts with its code)."""
+        return await self.approvals.decide(session_id, decision)
+
+    async def confirm(
+        self,
+        session_id: str,
+        proposal_id: str,
+        approver: str,
+        *,
+        comment: str | None = None,
+        fingerprint: str | None = None,
+    ) -> DecisionResult:
+        """Commit the proposal; bound to ``fingerprint`` (the content the approver saw),
+        or to the content pending right now when it is not given."""
+        return await self._decide(
+            session_id, proposal_id, "confirm", approver, comment, fingerprint
+        )
+
+    async def reject(
+        self,
+        session_id: str,
+        proposal_id: str,
+        approver: str,
+        *,
+        comment: str | None = None,
+        fingerprint: str | None = None,
+    ) -> DecisionResult:
+        return await self._decide(session_id, proposal_id, "reject", approver, comment, fingerprint)
+
+    async def _decide(
+        self,
+        session_id: str,
+        proposal_id: str,
+        verdict: Verdict,
+        approver: str,
+        comment: str | None,
+        fingerprint: str | None,
+    ) -> DecisionResult:
+        if fingerprint is None and verdict == "confirm":
+            decision = await self.approvals.decision_for(
+                session_id, proposal_id, verdict, approver, comment
+            )
+        else:
+            decision = ProposalDecision(
+                proposal_id=proposal_id,
+                verdict=verdict,
+                approver=approver,
+                fingerprint=fingerprint,
+                comment=comment,
+            )
+        return await self.decide(session_id, decision)
+
+    async def sessions_awaiting_approval(self, limit: int = 200) -> list[str]:
+        """Session ids with pending proposals, by the ``DurableLoopPendingProposals > 0``
+        visibility query (needs the search attributes and a server with visibility: the
+        dev server or a cluster; the time-skipping test server raises UNIMPLEMENTED)."""
+        found: list[str] = []
+        query = f'WorkflowType = "{names.SESSION_WORKFLOW}" AND {PENDING_QUERY}'
+        async for execution in self.client.list_workflows(query, limit=limit):
+            prefix = names.session_workflow_id("")
+            if execution.id.startswith(prefix):
+                found.append(execution.id.removeprefix(prefix))
+        return found
+
+    # ------------------------------------------------------------------ trace
+
+    async def trace(
+        self, session_id: str, *, db_url: str | None = None, ui_url: str | None = None
+    ) -> Trace:
+        """Every turn of the session from history (every run) plus, with ``db_url``, the
+        transcript store."""
+        return await load_trace(self.client, session_id, db_url=db_url, ui_url=ui_url)
+
+
+async def _registered(client: Client) -> bool:
+    try:
+        return bool(await registered(client))
+    except RPCError:
+        return False

@@ -66,7 +66,7 @@ def mcp_invoker(pool: McpPool, server: str, tool: str) -> Callable[..., Awaitabl
         try:
             result = await pool.call(server, tool, arguments)
         except McpServerError as err:
-            raise ToolFailure(ErrorCode.TOOL_ERROR, f"{where}: {err}") from None
+            raise ToolFailure(ErrorCode.TOOL_ERROR, f"{where}: {err.coded()}") from None
         except MCPError as err:
             raise ToolFailure(
                 ErrorCode.TOOL_ERROR, f"{where} failed with MCP error {err.code}: {err}"

@@ -75,7 +75,7 @@ class EnsembleLoadError(ConfigError):
     def __init__(self, problems: Sequence[DescriptorProblem]) -> None:
         self.problems = list(problems)
         listing = "\n".join(f"  {p}" for p in self.problems)
-        super().__init__(f"{DESCRIPTOR_INVALID}: {len(self.problems)} problem(s)\n{listing}")
+        super().__init__(f"{len(self.problems)} problem(s) in tool descriptors\n{listing}")
 
 
 class _Strict(BaseModel):

@@ -61,9 +61,7 @@ def resolve_profile(profile: ToolProfile, ensembles: Iterable[Ensemble]) -> Tool
         if n not in members
     ] + [f"tool {n!r}" for n in [*profile.tools, *profile.exclude_tools] if n not in known_tools]
     if unknown:
-        raise ProfileError(
-            f"{PROFILE_UNKNOWN_NAME}: profile {profile.name!r} names unknown {', '.join(unknown)}"
-        )
+        raise ProfileError(f"profile {profile.name!r} names unknown {', '.join(unknown)}")
     allow: list[str] | None = None
     if profile.ensembles or profile.tools:
         allow = [t for e in profile.ensembles for t in members[e]] + list(profile.tools)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from durable_loop.toolcalling.errors import ConfigError
+
 
 class McpErrorCode(StrEnum):
     UNAVAILABLE = "MCP_SERVER_UNAVAILABLE"
@@ -14,9 +16,14 @@ class McpErrorCode(StrEnum):
     DISCONNECTED = "MCP_SERVER_DISCONNECTED"
 
 
-class McpServerError(Exception):
+class McpServerError(ConfigError):
+    """A server this worker cannot use; ``str()`` names it, ``code`` says what failed."""
+
     def __init__(self, code: McpErrorCode, server: str, message: str) -> None:
-        self.code = code
+        self.code = code  # type: ignore[assignment]
         self.server = server
         self.message = message
-        super().__init__(f"{code}: MCP server {server!r}: {message}")
+        super().__init__(f"MCP server {server!r}: {message}")
+
+    def coded(self) -> str:
+        return f"{self.code}: {self}"

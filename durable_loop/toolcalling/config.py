@@ -292,3 +292,8 @@ class SessionSettings(BaseModel):
     system_prompt: str | None = None
     title: str | None = None
     workspace: WorkspaceSettings = WorkspaceSettings()
+    search_attributes: bool = Field(
+        default=False,
+        description="Keep the DurableLoop* search attributes current (they must be registered "
+        "in the namespace; SessionClient turns this on after checking)",
+    )

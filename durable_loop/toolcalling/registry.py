@@ -69,7 +69,7 @@ def _doc_summary(fn: ToolFunction) -> str:
 
 def schema_from_function(fn: ToolFunction) -> dict[str, JsonValue]:
     """JSON schema of a function's parameters (excluding ``ctx``), via pydantic."""
-    hints = get_type_hints(fn)
+    hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     for name, param in inspect.signature(fn).parameters.items():
         if name == "ctx":

@@ -14,7 +14,9 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from durable_loop.workers.commands import send, server, trace, worker
+from durable_loop.router.cli import route_bench
+from durable_loop.workers import cli_proposals
+from durable_loop.workers.commands import chat, send, serve, server, trace, worker
 from durable_loop.workers.demo_cmd import demo_command
 from durable_loop.workers.local_llm import local_llm_command
 
@@ -49,8 +51,14 @@ app.command("server")(server.server)
 app.command("worker")(worker.worker)
 app.command("send")(send.send)
 app.command("trace")(trace.trace)
+app.command("serve")(serve.serve)
+app.command("chat")(chat.chat)
 app.command("demo")(demo_command)
 app.command("local-llm")(local_llm_command)
+app.command("route-bench")(route_bench)
+app.command("proposals")(cli_proposals.proposals)
+app.command("approve")(cli_proposals.approve)
+app.command("reject")(cli_proposals.reject)
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ from types import TracebackType
 
 from durable_loop.workers.binaries import temporal_cli
 from durable_loop.workers.constants import DEV_SERVER_DB, STATE_DIR
+from durable_loop.workflows.visibility import SEARCH_ATTRIBUTES
 
 HOST = "127.0.0.1"
 LOG_FILE = "temporal-server.log"
@@ -33,7 +34,8 @@ class DevServerError(RuntimeError):
 
 @dataclass
 class DevServer:
-    """A running ``temporal server start-dev`` process."""
+    """A running ``temporal server start-dev`` process (the session search attributes of
+    :mod:`durable_loop.workflows.visibility` are registered at start)."""
 
     address: str
     ui_url: str
@@ -219,7 +221,7 @@ def start_dev_server(
         port=port,
         ui_port=ui_port,
         namespace=namespace,
-        search_attributes=search_attributes,
+        search_attributes={**SEARCH_ATTRIBUTES, **(search_attributes or {})},
         log_level=log_level,
     )
     with log_path.open("ab") as log:

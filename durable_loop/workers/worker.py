@@ -17,6 +17,7 @@ from durable_loop.activities.long_running import LongToolActivities
 from durable_loop.activities.router import RouterActivities
 from durable_loop.activities.store import TranscriptStore
 from durable_loop.activities.store.workspace import WorkspaceStore
+from durable_loop.activities.summarize import SummaryActivities
 from durable_loop.activities.tools import ToolActivities
 from durable_loop.activities.workspace import WorkspaceActivities
 from durable_loop.toolcalling.registry import ToolRegistry
@@ -54,12 +55,14 @@ def new_http_client() -> httpx.AsyncClient:
 
 def activities_for(deps: WorkerDeps) -> list[object]:
     llm = LlmActivities(deps.store, deps.http, deps.registry, deps.environ)
+    summaries = SummaryActivities(deps.store, deps.http, deps.environ)
     tools = ToolActivities(deps.store, deps.registry)
     router = RouterActivities(deps.store, deps.http, deps.registry, deps.environ)
     transcript = TranscriptActivities(deps.store)
     workspace = WorkspaceActivities(deps.workspace or WorkspaceStore(deps.store.engine))
     return [
         llm.llm_turn,
+        summaries.summarize_context,
         tools.list_tools,
         tools.run_tool,
         LongToolActivities(tools).run_long_tool,

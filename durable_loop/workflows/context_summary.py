@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Protocol
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -21,11 +22,17 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.toolcalling.messages import Usage
 
 
+class SummaryState(Protocol):
+    summary_due: int | None
+    """Kept on the session cursor: a turn of one message may make a summary due for the
+    next message's first turn."""
+
+
 class ContextSummaries:
-    def __init__(self, session_id: str, config: RuntimeConfig) -> None:
+    def __init__(self, session_id: str, config: RuntimeConfig, state: SummaryState) -> None:
         self.session_id = session_id
         self.enabled = config.summarize_dropped_context
-        self.due_upto: int | None = None
+        self.state = state
         self.failed_upto: int | None = None
 
     def note(self, out: LlmTurnOutput) -> None:
@@ -34,14 +41,14 @@ class ContextSummaries:
         if not self.enabled or not out.context_dropped or first_kept is None:
             return
         if (out.summary_covers_upto or 0) < first_kept and self.failed_upto != first_kept:
-            self.due_upto = first_kept
+            self.state.summary_due = first_kept
 
     async def run_if_due(self, endpoint: LlmEndpoint, take_seq: Callable[[], int]) -> Usage:
         """Summarise the prefix noted last; returns the tokens the summary cost."""
-        covers = self.due_upto
-        if covers is None:
+        covers = self.state.summary_due
+        if covers is None or not self.enabled:
             return Usage()
-        self.due_upto = None
+        self.state.summary_due = None
         inp = SummarizeInput(
             session_id=self.session_id,
             endpoint=endpoint,

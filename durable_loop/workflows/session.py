@@ -8,7 +8,9 @@ queue and a short transcript tail: the transcript itself lives in the store.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
+from typing import Literal
 
 from temporalio import workflow
 
@@ -23,6 +25,8 @@ with workflow.unsafe.imports_passed_through():
         SessionEnd,
         SessionInput,
         SessionStatus,
+        SwitchModelRequest,
+        SwitchModelResult,
         TailRequest,
         ToolCatalogOutput,
         TranscriptTail,
@@ -31,9 +35,11 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.toolcalling.messages import Usage
     from durable_loop.toolcalling.tools import ToolCatalog
 
+from durable_loop.workflows.model_routing import switch_result, switched_settings, validate_switch
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.router_pipeline import RouterPipeline
 from durable_loop.workflows.tool_loop import MessageLoop, SessionCursor
+from durable_loop.workflows.visibility import SessionVisibility, VisibleState
 
 RECENT_RESULTS_KEPT = 32
 
@@ -57,15 +63,18 @@ class SessionWorkflow(ProposalHandlers):
         self._in_progress: str | None = None
         self._closing: str | None = None
         self._proposals = ProposalBook(inp.session_id, inp.settings.workspace, carried.proposals)
+        self._visibility = SessionVisibility(inp.settings.search_attributes, self._visible_state)
 
     @workflow.run
     async def run(self, inp: SessionInput) -> SessionEnd:
         self._proposals.start()
+        self._visibility_task = asyncio.create_task(self._visibility.keep_current())
         catalog = await self._load_catalog()
         while True:
             await workflow.wait_condition(lambda: bool(self._queue) or self._closing is not None)
             if not self._queue:
                 await workflow.wait_condition(workflow.all_handlers_finished)
+                self._visibility.finish()
                 return SessionEnd(
                     session_id=self._session_id,
                     reason=self._closing or "closed",
@@ -151,6 +160,16 @@ class SessionWorkflow(ProposalHandlers):
         if self._closing is not None:
             raise ValueError("SESSION_CLOSED: the session is closing and takes no messages")
 
+    @workflow.update(name=names.UPDATE_SWITCH_MODEL)
+    def switch_model(self, request: SwitchModelRequest) -> SwitchModelResult:
+        """Use another model (and fallback chain) from the next message on."""
+        before, self._settings = self._settings, switched_settings(self._settings, request)
+        return switch_result(before, self._settings)
+
+    @switch_model.validator
+    def _validate_switch(self, request: SwitchModelRequest) -> None:
+        validate_switch(self._settings, request)
+
     @workflow.signal(name=names.SIGNAL_POST_MESSAGE)
     def post_message(self, message: UserMessage) -> None:
         message_id = message.message_id or str(workflow.uuid4())
@@ -167,13 +186,24 @@ class SessionWorkflow(ProposalHandlers):
             m.message_id == message_id for m in self._queue
         )
 
+    def _state(self) -> Literal["idle", "running", "closing"]:
+        return "running" if self._in_progress else ("closing" if self._closing else "idle")
+
+    def _visible_state(self) -> VisibleState:
+        return VisibleState(
+            status=self._state(),
+            model=self._settings.llm.model,
+            pending_proposals=len(self._proposals.pending),
+            turns=self._cursor.turn_index,
+            total_tokens=self._cursor.usage.total_tokens,
+        )
+
     @workflow.query(name=names.QUERY_STATUS)
     def status(self) -> SessionStatus:
         last = next(reversed(self._results.values()), None) if self._results else None
-        state = "running" if self._in_progress else ("closing" if self._closing else "idle")
         return SessionStatus(
             session_id=self._session_id,
-            state=state,
+            state=self._state(),
             model=self._settings.llm.model,
             messages_done=self._messages_done,
             turns_total=self._cursor.turn_index,

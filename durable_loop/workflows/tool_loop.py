@@ -37,6 +37,8 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.toolcalling.outcome import judge_final, preview
     from durable_loop.toolcalling.tools import ToolCatalog, visible_tool_names
 
+from durable_loop.workflows.context_summary import ContextSummaries
+from durable_loop.workflows.model_routing import ModelRouter, budget_error
 from durable_loop.workflows.proposals import ProposalBook
 from durable_loop.workflows.tool_placement import run_tool_activity
 
@@ -72,6 +74,8 @@ class SessionCursor:
         self.usage = usage
         self.tail: list[TailEntry] = []
         self.dedup: dict[str, int] = {}
+        self.summary_due: int | None = None
+        """Transcript seq before which a context summary is due (see context_summary)."""
 
     def take_seq(self, count: int = 1) -> int:
         first = self.next_seq
@@ -109,6 +113,8 @@ class MessageLoop:
         self.tools_off = False
         self.finalization_used = False
         self.fallbacks_left = self.config.fallback_retry_count
+        self.router = ModelRouter(settings)
+        self.summaries = ContextSummaries(session_id, self.config, cursor)
         registered = catalog.by_name()
         self.registered = set(registered)
         self.specs = registered
@@ -179,6 +185,11 @@ class MessageLoop:
         for note in await self.proposals.before_llm_turn() if self.proposals else []:
             self._append(Message.user(note, synthetic=True))
         while True:
+            over_budget = budget_error(self.config, self.cursor.usage)
+            if over_budget is not None:
+                self._fail(over_budget.code, over_budget.message)
+                return None
+            self._spend(await self.summaries.run_if_due(self.settings.llm, self.cursor.take_seq))
             send_tools = self._send_tools()
             assistant_seq = self.cursor.take_seq()
             self.cursor.turn_index += 1
@@ -198,16 +209,10 @@ class MessageLoop:
                 system_prompt=self.settings.system_prompt,
                 inline_bytes=self.config.inline_bytes,
                 reply_inline_bytes=self.config.reply_inline_bytes,
+                transforms=self.config.transform_set(),
             )
             try:
-                out = await workflow.execute_activity(
-                    names.LLM_TURN,
-                    inp,
-                    result_type=LlmTurnOutput,
-                    start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
-                    retry_policy=retry_policy(endpoint.retry, LLM_NON_RETRYABLE),
-                    summary=f"llm: {endpoint.model} turn {self.cursor.turn_index}",
-                )
+                out = await self.router.run_turn(inp, self._call_llm, failure_of, self.result)
             except ActivityError as err:
                 self.appends = []
                 failure = failure_of(err)
@@ -218,10 +223,26 @@ class MessageLoop:
                 self._fail(failure.code, failure.message)
                 return None
             self.appends = []
-            self.result.usage = self.result.usage + out.usage
-            self.cursor.usage = self.cursor.usage + out.usage
+            self._spend(out.usage)
+            self.summaries.note(out)
             self._remember(assistant_seq, "assistant", out.text, [c.name for c in out.tool_calls])
             return out
+
+    async def _call_llm(self, inp: LlmTurnInput) -> LlmTurnOutput:
+        endpoint = inp.endpoint
+        after = f" (fallback after {', '.join(inp.fallback_from)})" if inp.fallback_from else ""
+        return await workflow.execute_activity(
+            names.LLM_TURN,
+            inp,
+            result_type=LlmTurnOutput,
+            start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
+            retry_policy=retry_policy(endpoint.retry, LLM_NON_RETRYABLE),
+            summary=f"llm: {endpoint.model} turn {inp.turn}{after}",
+        )
+
+    def _spend(self, usage: Usage) -> None:
+        self.result.usage = self.result.usage + usage
+        self.cursor.usage = self.cursor.usage + usage
 
     def _needs_finalization(self, out: LlmTurnOutput) -> bool:
         blank = not (out.text or "").strip()

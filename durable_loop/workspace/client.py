@@ -18,7 +18,9 @@ from durable_loop.toolcalling.proposals import (
 
 
 class ProposalNotPending(LookupError):
-    code = "UNKNOWN_PROPOSAL"
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class ApprovalClient:
@@ -37,8 +39,11 @@ class ApprovalClient:
             if proposal.proposal_id == proposal_id:
                 return proposal
         decided = {d.proposal_id: d.status for d in listing.decided}
-        state = f"already {decided[proposal_id]}" if proposal_id in decided else "unknown"
-        raise ProposalNotPending(f"proposal {proposal_id!r} is not pending ({state})")
+        if proposal_id in decided:
+            raise ProposalNotPending(
+                "ALREADY_DECIDED", f"proposal {proposal_id} is already {decided[proposal_id]}"
+            )
+        raise ProposalNotPending("UNKNOWN_PROPOSAL", f"no pending proposal {proposal_id!r}")
 
     async def decide(self, session_id: str, decision: ProposalDecision) -> DecisionResult:
         """Update: refused by the workflow's validator unless the decision is valid."""

@@ -88,7 +88,9 @@ def test_profile_resolves_to_allow_and_deny_lists_the_loop_consumes():
     assert selection.allowlist == ["add", "read_note"]
     assert selection.denylist == ["write_note"]
     runtime = apply_profile(RuntimeConfig(), selection)
-    assert visible_tool_names(registry.catalog(), runtime.tool_allowlist, runtime.tool_denylist) == [
+    assert visible_tool_names(
+        registry.catalog(), runtime.tool_allowlist, runtime.tool_denylist
+    ) == [
         "read_note",
         "add",
     ]
@@ -107,7 +109,7 @@ def test_profile_without_includes_only_denies_and_never_widens():
 def test_profile_with_unknown_names_is_refused_with_a_code():
     with pytest.raises(ProfileError) as info:
         resolve_profile(ToolProfile(name="p", ensembles=["nope"], tools=["ghost"]), build())
-    assert "PROFILE_UNKNOWN_NAME" in str(info.value)
+    assert info.value.code == "PROFILE_UNKNOWN_NAME"
     assert "ensemble 'nope'" in str(info.value) and "tool 'ghost'" in str(info.value)
 
 

@@ -31,11 +31,15 @@ def node_servers_missing() -> str | None:
     return None
 
 
-needs_node = pytest.mark.skipif(node_servers_missing() is not None, reason=str(node_servers_missing()))
+needs_node = pytest.mark.skipif(
+    node_servers_missing() is not None, reason=str(node_servers_missing())
+)
 
 
 def everything(**extra: object) -> McpServerConfig:
-    return McpServerConfig(name="everything", command="node", args=[str(EVERYTHING), "stdio"], **extra)
+    return McpServerConfig(
+        name="everything", command="node", args=[str(EVERYTHING), "stdio"], **extra
+    )
 
 
 def filesystem(root: Path, **extra: object) -> McpServerConfig:

@@ -65,7 +65,7 @@ async def test_missing_server_is_a_coded_error_naming_it():
         with pytest.raises(McpServerError) as err:
             await mcp_registry(pool)
     assert err.value.code is McpErrorCode.UNAVAILABLE and err.value.server == "ghost"
-    assert "MCP_SERVER_UNAVAILABLE: MCP server 'ghost'" in str(err.value)
+    assert err.value.coded().startswith("MCP_SERVER_UNAVAILABLE: MCP server 'ghost'")
 
 
 async def test_server_that_hangs_at_start_times_out_with_a_code():
@@ -82,14 +82,14 @@ async def test_malformed_schema_refuses_the_server_or_skips_the_tool():
     assert err.value.code is McpErrorCode.BAD_SCHEMA and err.value.server == "toy"
     assert "tool 'broken'" in str(err.value) and "properties.x.type" in str(err.value)
     async with McpPool([toy("bad-schema", skip_invalid_tools=True)]) as pool:
-        registry, mapping = await mcp_registry(pool)
+        _registry, mapping = await mcp_registry(pool)
     assert "toy_broken" not in mapping and "toy_shout_text" in mapping
 
 
 async def test_optional_server_that_fails_is_left_out():
     broken = McpServerConfig(name="ghost", command="/no/such/mcp-server", required=False)
     async with McpPool([broken, toy()]) as pool:
-        registry, mapping = await mcp_registry(pool)
+        _registry, mapping = await mcp_registry(pool)
     assert {server for server, _ in mapping.values()} == {"toy"}
 
 

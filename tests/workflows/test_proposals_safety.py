@@ -13,7 +13,6 @@ from durable_loop.client import SessionClient
 from durable_loop.testing import reply
 from durable_loop.toolcalling import names
 from durable_loop.toolcalling.config import RuntimeConfig
-from durable_loop.toolcalling.proposals import ProposalDecision
 from durable_loop.workers.worker import WorkerDeps, WorkerTuning, build_worker, new_http_client
 from durable_loop.workspace.client import ApprovalClient
 from durable_loop.workspace.tools import workspace_tools

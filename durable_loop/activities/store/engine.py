@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from durable_loop.activities.store.transcript import TranscriptStore
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+MIGRATION_LOCK_ID = 7_243_001
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ def migrate(url: str) -> None:
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     try:
         with engine.begin() as connection:
+            if sync_url.get_backend_name() == "postgresql":
+                # Workers (and tests) starting together must not run the DDL concurrently.
+                connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_ID})")
             cfg.attributes["connection"] = connection
             command.upgrade(cfg, "head")
     finally:

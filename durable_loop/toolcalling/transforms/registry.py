@@ -11,6 +11,7 @@ Application points, in request order:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -55,9 +56,7 @@ def render_tool_results(names: list[str], messages: list[Message]) -> list[Messa
         if message.role != "tool" or message.envelope is None or message.content is not None:
             out.append(message)
             continue
-        body: Body = dict(message.envelope.model_dump(mode="json"))
-        if not message.envelope.deduplicated:
-            body.pop("deduplicated", None)
+        body: Body = json.loads(message.envelope.to_content())  # what the model would read
         for name in names:
             body = TOOL_RESULTS[name](body)
         out.append(message.model_copy(update={"content": canonical_dumps(body)}))

@@ -1,0 +1,133 @@
+"""The summarisation activity: condense the transcript prefix a context window left out
+into one stored message that later requests send in its place.
+
+It reads the messages before ``covers_upto`` (starting after the previous summary, whose
+text it folds in), asks the session's model for a summary, and stores it at the seq the
+workflow allocated, with ``summary_of`` in its meta. Retries find it stored and return it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import httpx
+from pydantic import JsonValue
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from durable_loop.activities.llm_request import SUMMARY_META_KEY
+from durable_loop.activities.provider_http import adapter_for, post, read_api_key, read_reply
+from durable_loop.activities.store import StoredMessage, TranscriptStore
+from durable_loop.toolcalling import names
+from durable_loop.toolcalling.context_window import summary_message
+from durable_loop.toolcalling.contracts import SummarizeInput, SummarizeOutput
+from durable_loop.toolcalling.errors import ErrorCode
+from durable_loop.toolcalling.messages import Message, Usage
+from durable_loop.toolcalling.plan import PromptPlan
+from durable_loop.toolcalling.providers.base import tool_result_text
+from durable_loop.toolcalling.transforms.inbound import InboundContext
+
+SUMMARIZER_PROMPT = (
+    "You compress conversations between a user, an assistant and its tools. Write a short "
+    "summary of the conversation below: the user's goals, facts learned from tool results, "
+    "decisions made and open questions. Plain prose, no preamble."
+)
+MAX_INPUT_CHARS = 24_000
+LINE_CHARS = 600
+
+
+def render_line(message: Message) -> str:
+    if message.role == "tool":
+        text = f"tool {message.name or ''} result: {tool_result_text(message)}"
+    elif message.tool_calls:
+        calls = ", ".join(f"{c.name}({c.arguments})" for c in message.tool_calls)
+        text = f"assistant: {message.content or ''} [called {calls}]"
+    else:
+        text = f"{message.role}: {message.content or ''}"
+    return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 1] + "…"
+
+
+def summary_input(history: list[StoredMessage], covers_upto: int) -> str:
+    """The previous summary (if any) and the messages it does not cover, newest kept
+    when the text would exceed the input bound."""
+    summaries = [s for s in history if isinstance(s.meta.get(SUMMARY_META_KEY), int)]
+    previous = max(summaries, key=lambda s: s.seq) if summaries else None
+    covered = previous.meta.get(SUMMARY_META_KEY) if previous else 0
+    start = covered if isinstance(covered, int) else 0
+    lines = [
+        render_line(s.message)
+        for s in history
+        if start <= s.seq < covers_upto and s not in summaries and s.message.role != "system"
+    ]
+    while lines and sum(len(line) + 1 for line in lines) > MAX_INPUT_CHARS:
+        lines.pop(0)
+    head = [f"Earlier summary: {previous.message.content}"] if previous else []
+    return "\n".join([*head, *lines])
+
+
+class SummaryActivities:
+    def __init__(
+        self, store: TranscriptStore, http: httpx.AsyncClient, environ: Mapping[str, str]
+    ) -> None:
+        self.store = store
+        self.http = http
+        self.environ = environ
+
+    @activity.defn(name=names.SUMMARIZE_CONTEXT)
+    async def summarize_context(self, inp: SummarizeInput) -> SummarizeOutput:
+        stored = await self.store.get(inp.session_id, inp.summary_seq)
+        if stored is not None:
+            return _output(stored, inp, cached=True)
+        endpoint = inp.endpoint
+        adapter = adapter_for(endpoint)
+        api_key = read_api_key(self.environ, endpoint.api_key_env)
+        history = await self.store.read(inp.session_id, upto_seq=inp.summary_seq)
+        text = summary_input(history, inp.covers_upto)
+        plan = PromptPlan(
+            model=endpoint.model,
+            provider=endpoint.provider,
+            session_id=inp.session_id,
+            upto_seq=inp.covers_upto,
+            llm_options=dict(endpoint.llm_options),
+        )
+        request = adapter.build_request(
+            plan, [Message.system(SUMMARIZER_PROMPT), Message.user(text or "(empty)")]
+        )
+        raw, latency_ms = await post(self.http, endpoint, adapter, request, api_key)
+        reply = read_reply(
+            adapter,
+            endpoint,
+            raw,
+            api_key,
+            response_transforms=[],
+            context=InboundContext(call_id_prefix=str(inp.summary_seq)),
+        )
+        summary = (reply.message.content or "").strip()[: inp.max_chars]
+        if not summary:
+            raise ApplicationError(
+                "the model returned an empty summary",
+                type=ErrorCode.PROVIDER_BAD_RESPONSE,
+                non_retryable=True,
+            )
+        meta: dict[str, JsonValue] = {
+            SUMMARY_META_KEY: inp.covers_upto,
+            "model": endpoint.model,
+            "provider": endpoint.provider,
+            "usage": reply.usage.model_dump(),
+            "latency_ms": latency_ms,
+        }
+        await self.store.append(inp.session_id, [(inp.summary_seq, summary_message(summary), meta)])
+        written = await self.store.get(inp.session_id, inp.summary_seq)
+        assert written is not None
+        return _output(written, inp, cached=False)
+
+
+def _output(stored: StoredMessage, inp: SummarizeInput, *, cached: bool) -> SummarizeOutput:
+    usage = stored.meta.get("usage")
+    return SummarizeOutput(
+        summary_seq=stored.seq,
+        covers_upto=inp.covers_upto,
+        summary_chars=len(stored.message.content or ""),
+        usage=Usage.model_validate(usage) if isinstance(usage, dict) else Usage(),
+        cached=cached,
+    )

@@ -1,0 +1,8 @@
+"""The HTTP service: JSON endpoints (OpenAPI at ``/openapi.json``) and the approval page.
+
+``create_app`` builds the FastAPI application; ``durable-loop serve`` runs it with uvicorn.
+"""
+
+from durable_loop.service.app import ServiceDeps, create_app
+
+__all__ = ["ServiceDeps", "create_app"]

@@ -1,0 +1,88 @@
+"""Which sessions have proposals waiting for a person, across sessions.
+
+Preferred: the visibility query ``DurableLoopPendingProposals > 0`` (dev server, clusters).
+Where the server has no visibility (the time-skipping test server) or the attributes are
+not registered, the service falls back to a registry of the sessions it has seen (started
+by its SessionClient, messaged, queried); both sources are merged, which also covers
+visibility's short lag.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+
+from temporalio.service import RPCError, RPCStatusCode
+
+from durable_loop.activities.store.workspace import WorkspaceStore
+from durable_loop.client import SessionClient
+from durable_loop.service.diff import facts_diff
+from durable_loop.service.models import PendingItem, PendingListing
+from durable_loop.toolcalling import names
+from durable_loop.toolcalling.proposals import ProposalList
+from durable_loop.workflows.visibility import MEMO_TITLE
+
+
+class SessionDirectory:
+    def __init__(self, sessions: SessionClient, capacity: int = 10_000) -> None:
+        self.sessions = sessions
+        self.capacity = capacity
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def remember(self, session_id: str) -> None:
+        self._seen[session_id] = None
+        self._seen.move_to_end(session_id)
+        while len(self._seen) > self.capacity:
+            self._seen.popitem(last=False)
+
+    def forget(self, session_id: str) -> None:
+        self._seen.pop(session_id, None)
+
+    async def candidates(self) -> tuple[list[str], bool]:
+        """(session ids, whether the visibility query answered)."""
+        try:
+            found = await self.sessions.sessions_awaiting_approval()
+            used_visibility = True
+        except RPCError:
+            found, used_visibility = [], False
+        prefix = names.session_workflow_id("")
+        started = [w.removeprefix(prefix) for w in sorted(self.sessions.started_workflow_ids)]
+        merged = list(dict.fromkeys([*found, *reversed(self._seen), *started]))
+        return merged, used_visibility
+
+    async def pending(self, workspace: WorkspaceStore | None) -> PendingListing:
+        ids, used_visibility = await self.candidates()
+        listings = await asyncio.gather(*(self._proposals(sid) for sid in ids))
+        items: list[PendingItem] = []
+        for session_id, listing in zip(ids, listings, strict=True):
+            if listing is None or not listing.pending:
+                continue
+            title = await self._title(session_id)
+            for proposal in listing.pending:
+                diff = None
+                if workspace is not None:
+                    facts = (await workspace.snapshot(proposal.workspace_id)).facts
+                    diff = facts_diff(facts, proposal.changes)
+                items.append(
+                    PendingItem(session_id=session_id, title=title, proposal=proposal, diff=diff)
+                )
+        items.sort(key=lambda item: item.proposal.created_at)
+        return PendingListing(items=items, source="visibility" if used_visibility else "registry")
+
+    async def _proposals(self, session_id: str) -> ProposalList | None:
+        try:
+            return await self.sessions.proposals(session_id)
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                self.forget(session_id)
+            return None
+        except Exception:  # a closed run without a worker, a foreign workflow: not listed
+            return None
+
+    async def _title(self, session_id: str) -> str | None:
+        try:
+            described = await self.sessions.handle(session_id).describe()
+            title = await described.memo_value(MEMO_TITLE, default=None)
+        except (RPCError, TypeError, ValueError):
+            return None
+        return title if isinstance(title, str) else None

@@ -1,0 +1,128 @@
+"""Every refusal is a 4xx/5xx with ``{"error": {"code", "message"}}`` and changes nothing."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from durable_loop.toolcalling.errors import ConfigError
+from durable_loop.workspace.client import ProposalNotPending
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+DECISION_STATUS = {
+    "UNKNOWN_PROPOSAL": 404,
+    "ALREADY_DECIDED": 409,
+    "FINGERPRINT_MISMATCH": 409,
+    "SESSION_CLOSED": 409,
+    "EXPIRED": 410,
+    "INVALID_DECISION": 422,
+}
+
+
+def refusal(err: WorkflowUpdateFailedError) -> ApiError:
+    """An Update refused by the workflow's validator: its message starts with the code."""
+    cause = err.cause
+    text = str(getattr(cause, "message", None) or cause or err)
+    code, _, message = text.partition(": ")
+    if not code or not code.replace("_", "").isalnum() or not code.isupper():
+        return ApiError(409, "UPDATE_REFUSED", text)
+    if code == "ALREADY_DECIDED" and message.endswith(" is expired"):
+        code = "EXPIRED"
+    return ApiError(DECISION_STATUS.get(code, 409), code, message)
+
+
+def not_pending(err: ProposalNotPending) -> ApiError:
+    code = err.code
+    if code == "ALREADY_DECIDED" and str(err).endswith(" is already expired"):
+        code = "EXPIRED"
+    return ApiError(DECISION_STATUS.get(code, 409), code, str(err))
+
+
+def session_not_found(session_id: str) -> ApiError:
+    return ApiError(404, "SESSION_NOT_FOUND", f"no session {session_id!r}")
+
+
+def from_rpc(err: RPCError, session_id: str | None) -> ApiError:
+    if err.status == RPCStatusCode.NOT_FOUND and session_id is not None:
+        return session_not_found(session_id)
+    if err.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
+        return ApiError(503, "TEMPORAL_UNAVAILABLE", " ".join(err.message.split()))
+    return ApiError(502, "TEMPORAL_ERROR", f"{err.status.name}: {' '.join(err.message.split())}")
+
+
+def _body(status: int, code: str, message: str, headers: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    content = ErrorBody(error=ErrorDetail(code=code, message=message)).model_dump()
+    return JSONResponse(status_code=status, content=content, headers=headers)
+
+
+def _validation_message(err: RequestValidationError) -> tuple[str, str]:
+    first = err.errors()[0]
+    if any(e.get("type") == "json_invalid" for e in err.errors()):
+        return "INVALID_JSON", f"the body is not valid JSON: {first.get('msg', '')}"
+    if tuple(first.get("loc", ())) == ("body",) and isinstance(first.get("input"), bytes):
+        return "INVALID_JSON", "the body must be a JSON object sent as application/json"
+    where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
+    more = f" (and {len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
+    return "INVALID_REQUEST", f"{where}: {first.get('msg', 'invalid')}{more}"
+
+
+def install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api(request: Request, err: ApiError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else None
+        return _body(err.status, err.code, err.message, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, err: RequestValidationError) -> JSONResponse:
+        code, message = _validation_message(err)
+        return _body(400 if code == "INVALID_JSON" else 422, code, message)
+
+    @app.exception_handler(ConfigError)
+    async def _config(request: Request, err: ConfigError) -> JSONResponse:
+        return _body(422, err.code, str(err))
+
+    @app.exception_handler(WorkflowUpdateFailedError)
+    async def _refused(request: Request, err: WorkflowUpdateFailedError) -> JSONResponse:
+        api = refusal(err)
+        return _body(api.status, api.code, api.message)
+
+    @app.exception_handler(ProposalNotPending)
+    async def _not_pending(request: Request, err: ProposalNotPending) -> JSONResponse:
+        api = not_pending(err)
+        return _body(api.status, api.code, api.message)
+
+    @app.exception_handler(WorkflowQueryFailedError)
+    async def _query(request: Request, err: WorkflowQueryFailedError) -> JSONResponse:
+        return _body(409, "QUERY_FAILED", str(err))
+
+    @app.exception_handler(RPCError)
+    async def _rpc(request: Request, err: RPCError) -> JSONResponse:
+        api = from_rpc(err, request.path_params.get("session_id"))
+        return _body(api.status, api.code, api.message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, err: StarletteHTTPException) -> JSONResponse:
+        code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(err.status_code, "HTTP_ERROR")
+        return _body(err.status_code, code, str(err.detail))

@@ -1,0 +1,80 @@
+"""Typed bodies of the JSON endpoints (requests and the responses not defined elsewhere)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from durable_loop.service.diff import FactsDiff
+from durable_loop.toolcalling.config import SessionSettings
+from durable_loop.toolcalling.proposals import DecisionResult, PendingProposal, Verdict
+
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+
+
+class StartSession(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str | None = Field(
+        default=None, pattern=SESSION_ID_PATTERN, description="Default: a new random id"
+    )
+    settings: SessionSettings
+
+
+class SessionStarted(BaseModel):
+    session_id: str
+    workflow_id: str
+    web_ui_url: str | None = None
+
+
+class PostMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1)
+    settings: SessionSettings | None = Field(
+        default=None, description="Start the session with these settings if it does not exist"
+    )
+
+
+class Decide(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Verdict
+    comment: str | None = Field(default=None, max_length=2_000)
+    fingerprint: str | None = Field(
+        default=None,
+        description="The content the approver saw; default for confirm: the content "
+        "pending right now",
+    )
+
+
+class CloseSession(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(default="closed", max_length=200)
+
+
+class Accepted(BaseModel):
+    session_id: str
+    accepted: Literal[True] = True
+
+
+class PendingItem(BaseModel):
+    session_id: str
+    title: str | None = None
+    proposal: PendingProposal
+    diff: FactsDiff | None = Field(default=None, description="None when no store is configured")
+
+
+class PendingListing(BaseModel):
+    items: list[PendingItem]
+    source: Literal["visibility", "registry"] = Field(
+        description="visibility: the DurableLoopPendingProposals > 0 query plus the sessions "
+        "this service has seen; registry: only the sessions this service has seen"
+    )
+
+
+class DecisionOutcome(BaseModel):
+    session_id: str
+    result: DecisionResult

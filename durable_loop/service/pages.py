@@ -1,0 +1,128 @@
+"""The approval page: pending proposals across sessions, each as a diff against the
+current facts, with approve/reject and a comment. Server-rendered, no JavaScript.
+
+The token is entered once and kept in an HttpOnly, SameSite=Strict cookie, so a form on
+another site cannot post a decision; its identity is recorded as the approver.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from durable_loop.service.app import HERE, ServiceDeps
+from durable_loop.service.auth import COOKIE, page_identity
+from durable_loop.service.errors import ApiError, from_rpc, not_pending, refusal
+from durable_loop.toolcalling.proposals import DecisionResult, Verdict
+from durable_loop.workspace.client import ProposalNotPending
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=HERE / "templates")
+PAGE = "/ui/approvals"
+
+
+def _deps(request: Request) -> ServiceDeps:
+    deps: ServiceDeps = request.app.state.deps
+    return deps
+
+
+def _back(**params: str) -> RedirectResponse:
+    query = f"?{urlencode(params)}" if params else ""
+    return RedirectResponse(PAGE + query, status_code=303)
+
+
+@router.get("/")
+async def root() -> RedirectResponse:
+    return RedirectResponse(PAGE, status_code=307)
+
+
+@router.get("/ui/approvals", response_class=HTMLResponse)
+async def approvals(
+    request: Request,
+    session: str | None = None,
+    proposal: str | None = None,
+    error: str | None = None,
+    message: str | None = None,
+) -> Response:
+    identity = page_identity(request)
+    if identity is None:
+        return templates.TemplateResponse(request, "login.html", {"failed": False})
+    deps = _deps(request)
+    outcome = await _outcome(deps, session, proposal) if session and proposal else None
+    listing = await deps.directory.pending(deps.workspace)
+    context = {
+        "identity": identity,
+        "listing": listing,
+        "outcome": outcome,
+        "outcome_session": session,
+        "error": {"code": error, "message": message or ""} if error else None,
+    }
+    return templates.TemplateResponse(request, "approvals.html", context)
+
+
+@router.post("/ui/login")
+async def login(request: Request, token: Annotated[str, Form()]) -> Response:
+    if _deps(request).tokens.identity(token.strip()) is None:
+        return templates.TemplateResponse(request, "login.html", {"failed": True}, 401)
+    response = _back()
+    response.set_cookie(COOKIE, token.strip(), httponly=True, samesite="strict", path="/ui")
+    return response
+
+
+@router.post("/ui/logout")
+async def logout() -> Response:
+    response = _back()
+    response.delete_cookie(COOKIE, path="/ui")
+    return response
+
+
+@router.post("/ui/decide")
+async def decide(
+    request: Request,
+    session_id: Annotated[str, Form()],
+    proposal_id: Annotated[str, Form()],
+    fingerprint: Annotated[str, Form()],
+    verdict: Annotated[Verdict, Form()],
+    comment: Annotated[str, Form()] = "",
+) -> Response:
+    identity = page_identity(request)
+    if identity is None:
+        return templates.TemplateResponse(request, "login.html", {"failed": False}, 401)
+    deps = _deps(request)
+    deps.directory.remember(session_id)
+    decide_with = deps.sessions.confirm if verdict == "confirm" else deps.sessions.reject
+    try:
+        await decide_with(
+            session_id,
+            proposal_id,
+            identity,
+            comment=comment.strip()[:2_000] or None,
+            fingerprint=fingerprint,
+        )
+    except (WorkflowUpdateFailedError, ProposalNotPending, RPCError) as err:
+        api = _api_error(err, session_id)
+        return _back(error=api.code, message=api.message)
+    return _back(session=session_id, proposal=proposal_id)
+
+
+def _api_error(err: Exception, session_id: str) -> ApiError:
+    if isinstance(err, WorkflowUpdateFailedError):
+        return refusal(err)
+    if isinstance(err, ProposalNotPending):
+        return not_pending(err)
+    assert isinstance(err, RPCError)
+    return from_rpc(err, session_id)
+
+
+async def _outcome(deps: ServiceDeps, session_id: str, proposal_id: str) -> DecisionResult | None:
+    try:
+        listing = await deps.sessions.proposals(session_id)
+    except RPCError:
+        return None
+    return next((d for d in listing.decided if d.proposal_id == proposal_id), None)

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest_asyncio
+
+from durable_loop.service import ServiceDeps, create_app
+from durable_loop.service.app import ServiceLimits
+from durable_loop.service.auth import TokenBook
+from tests.client.kit import workspace_store
+
+TOKENS = {"alice-token-0001": "alice", "bob-token-0002": "bob"}
+ALICE = {"Authorization": "Bearer alice-token-0001"}
+BOB = {"Authorization": "Bearer bob-token-0002"}
+
+
+@pytest_asyncio.fixture
+async def ws(store_url):
+    store = workspace_store(store_url)
+    yield store
+    await store.close()
+
+
+@pytest_asyncio.fixture
+async def service(ws, store_url):
+    """``async with service(w) as http:`` an httpx client on the app (ASGI transport)."""
+
+    @asynccontextmanager
+    async def open_service(w, **limits) -> AsyncIterator[httpx.AsyncClient]:
+        deps = ServiceDeps(
+            sessions=w.sessions,
+            tokens=TokenBook(TOKENS),
+            workspace=ws,
+            db_url=store_url,
+            limits=ServiceLimits(**limits),
+        )
+        transport = httpx.ASGITransport(app=create_app(deps))
+        async with httpx.AsyncClient(transport=transport, base_url="http://service") as http:
+            yield http
+
+    return open_service

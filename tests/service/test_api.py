@@ -1,0 +1,193 @@
+"""The JSON endpoints: auth, idempotent messages, proposals and decisions, bad input."""
+
+from __future__ import annotations
+
+from durable_loop.testing import reply
+from durable_loop.workspace.tools import workspace_tools
+from tests.client.kit import FACTS, session_with_proposal
+from tests.conftest import settings_for, unique
+from tests.service.conftest import ALICE, BOB
+from tests.workflows.proposal_kit import day
+
+
+def code_of(response) -> str:
+    return response.json()["error"]["code"]
+
+
+async def test_openapi_schema_lists_the_operations_and_bearer_auth(loop_worker, service):
+    async with loop_worker() as w, service(w) as http:
+        schema = (await http.get("/openapi.json")).json()
+    paths = set(schema["paths"])
+    assert {
+        "/v1/sessions",
+        "/v1/sessions/{session_id}",
+        "/v1/sessions/{session_id}/messages",
+        "/v1/sessions/{session_id}/proposals",
+        "/v1/proposals",
+        "/v1/sessions/{session_id}/proposals/{proposal_id}/decision",
+        "/v1/sessions/{session_id}/trace",
+    } <= paths
+    assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    message = schema["paths"]["/v1/sessions/{session_id}/messages"]["post"]
+    assert "Idempotency-Key" in {p["name"] for p in message["parameters"]}
+
+
+async def test_requests_without_a_valid_token_never_reach_the_workflow(
+    loop_worker, scripted_llm, service
+):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.text("never sent")])
+    async with loop_worker() as w, service(w) as http:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        missing = await http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
+        wrong = await http.post(
+            f"/v1/sessions/{sid}/messages",
+            json={"text": "hi"},
+            headers={"Authorization": "Bearer not-a-token-at-all"},
+        )
+        malformed_unauth = await http.post(f"/v1/sessions/{sid}/messages", content=b"{")
+        status = await w.sessions.status(sid)
+    assert (missing.status_code, code_of(missing)) == (401, "UNAUTHENTICATED")
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert (wrong.status_code, code_of(wrong)) == (401, "INVALID_TOKEN")
+    assert malformed_unauth.status_code == 401
+    assert status.messages_done == 0 and status.queued_messages == 0
+    assert scripted_llm.requests(model) == []
+
+
+async def test_a_retried_post_with_the_same_idempotency_key_makes_one_turn(
+    loop_worker, scripted_llm, service
+):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.text("first reply"), reply.text("second reply")])
+    settings = settings_for(scripted_llm, model).model_dump(mode="json")
+    async with loop_worker() as w, service(w) as http:
+        started = await http.post(
+            "/v1/sessions", json={"session_id": sid, "settings": settings}, headers=ALICE
+        )
+        url = f"/v1/sessions/{sid}/messages"
+        keyed = {**ALICE, "Idempotency-Key": "order-42"}
+        first = await http.post(url, json={"text": "hello"}, headers=keyed)
+        retry = await http.post(url, json={"text": "hello"}, headers=keyed)
+        other = await http.post(url, json={"text": "hello"}, headers={**keyed, **BOB})
+        status = (await http.get(f"/v1/sessions/{sid}", headers=ALICE)).json()
+        trace = (await http.get(f"/v1/sessions/{sid}/trace", headers=ALICE)).json()
+    assert started.status_code == 201, started.text
+    assert started.json()["workflow_id"] == f"session-{sid}"
+    assert first.status_code == retry.status_code == 200, first.text
+    assert first.json() == retry.json()
+    assert first.json()["reply"] == "first reply"
+    assert first.json()["message_id"] == "alice:order-42"
+    assert other.json()["reply"] == "second reply"  # the key is scoped to the identity
+    assert status["messages_done"] == 2
+    assert len(scripted_llm.requests(model)) == 2
+    assert [t["model"] for t in trace["turns"]] == [model, model]
+
+
+async def test_update_with_start_through_the_message_endpoint(loop_worker, scripted_llm, service):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.text("started and answered")])
+    settings = settings_for(scripted_llm, model).model_dump(mode="json")
+    async with loop_worker() as w, service(w) as http:
+        answer = await http.post(
+            f"/v1/sessions/{sid}/messages",
+            json={"text": "hi", "settings": settings},
+            headers=ALICE,
+        )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["reply"] == "started and answered"
+
+
+async def test_bad_input_is_refused_with_a_code_and_changes_nothing(
+    loop_worker, scripted_llm, service
+):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.text("unused")])
+    async with loop_worker() as w, service(w, max_message_chars=100, max_body_bytes=4_000) as http:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        url = f"/v1/sessions/{sid}/messages"
+        malformed = await http.post(
+            url, content=b'{"text": ', headers={**ALICE, "Content-Type": "application/json"}
+        )
+        not_json = await http.post(url, content=b"text=hi", headers=ALICE)
+        wrong_shape = await http.post(url, json={"txt": "hi"}, headers=ALICE)
+        empty = await http.post(url, json={"text": ""}, headers=ALICE)
+        too_long = await http.post(url, json={"text": "x" * 101}, headers=ALICE)
+        too_big = await http.post(url, json={"text": "x" * 5_000}, headers=ALICE)
+        unknown = await http.post(
+            f"/v1/sessions/{unique('nope')}/messages", json={"text": "hi"}, headers=ALICE
+        )
+        unknown_status = await http.get(f"/v1/sessions/{unique('nope')}", headers=ALICE)
+        bad_id = await http.get("/v1/sessions/..%2Fetc", headers=ALICE)
+        status = await w.sessions.status(sid)
+    assert (malformed.status_code, code_of(malformed)) == (400, "INVALID_JSON")
+    assert (not_json.status_code, code_of(not_json)) == (400, "INVALID_JSON")
+    assert (wrong_shape.status_code, code_of(wrong_shape)) == (422, "INVALID_REQUEST")
+    assert "text" in wrong_shape.json()["error"]["message"]
+    assert (empty.status_code, code_of(empty)) == (422, "INVALID_REQUEST")
+    assert (too_long.status_code, code_of(too_long)) == (413, "MESSAGE_TOO_LARGE")
+    assert (too_big.status_code, code_of(too_big)) == (413, "BODY_TOO_LARGE")
+    assert (unknown.status_code, code_of(unknown)) == (404, "SESSION_NOT_FOUND")
+    assert (unknown_status.status_code, code_of(unknown_status)) == (404, "SESSION_NOT_FOUND")
+    assert bad_id.status_code in (404, 422)
+    assert status.messages_done == 0 and status.queued_messages == 0
+    assert scripted_llm.requests(model) == []
+
+
+async def test_decisions_record_the_token_identity(
+    loop_worker, scripted_llm, temporal_env, service, ws
+):
+    async with loop_worker(workspace_tools(ws)) as w, service(w) as http:
+        _, sid, pending = await session_with_proposal(w, ws, scripted_llm, temporal_env)
+        listing = (await http.get("/v1/proposals", headers=ALICE)).json()
+        url = f"/v1/sessions/{sid}/proposals/{pending.proposal_id}/decision"
+        unauth = await http.post(url, json={"verdict": "confirm"})
+        still_pending = await w.sessions.pending_proposals(sid)
+        stale = await http.post(
+            url, json={"verdict": "confirm", "fingerprint": "0" * 64}, headers=BOB
+        )
+        confirmed = await http.post(
+            url,
+            json={"verdict": "confirm", "fingerprint": pending.fingerprint, "comment": "ok"},
+            headers=BOB,
+        )
+        again = await http.post(url, json={"verdict": "reject"}, headers=ALICE)
+        unknown = await http.post(
+            f"/v1/sessions/{sid}/proposals/p-unknown/decision",
+            json={"verdict": "reject"},
+            headers=ALICE,
+        )
+    mine = [i for i in listing["items"] if i["session_id"] == sid]
+    assert listing["source"] == "registry"  # the time-skipping server has no visibility
+    assert len(mine) == 1
+    diff = mine[0]["diff"]
+    assert {"kind": "added", "text": '  "title": "New title"'} in diff["lines"]
+    assert {"kind": "removed", "text": '  "title": "Old title"'} in diff["lines"]
+    assert diff["before"] == FACTS
+    assert unauth.status_code == 401 and len(still_pending) == 1
+    assert (stale.status_code, code_of(stale)) == (409, "FINGERPRINT_MISMATCH")
+    assert confirmed.status_code == 200, confirmed.text
+    assert confirmed.json()["decided_by"] == "bob"
+    assert confirmed.json()["status"] == "committed"
+    assert (again.status_code, code_of(again)) == (409, "ALREADY_DECIDED")
+    assert (unknown.status_code, code_of(unknown)) == (404, "UNKNOWN_PROPOSAL")
+    audit = [a for a in await ws.audit(sid) if a.target == "facts"]
+    assert {a.actor for a in audit} == {"bob"}
+
+
+async def test_a_decision_on_an_expired_proposal_is_gone(
+    loop_worker, scripted_llm, temporal_env, service, ws
+):
+    async with loop_worker(workspace_tools(ws)) as w, service(w) as http:
+        _, sid, pending = await session_with_proposal(
+            w, ws, scripted_llm, temporal_env, ttl_days=1.0
+        )
+        await temporal_env.sleep(2 * day(temporal_env))
+        url = f"/v1/sessions/{sid}/proposals/{pending.proposal_id}/decision"
+        late = await http.post(
+            url, json={"verdict": "confirm", "fingerprint": pending.fingerprint}, headers=ALICE
+        )
+        unbound = await http.post(url, json={"verdict": "confirm"}, headers=ALICE)
+    assert (late.status_code, code_of(late)) == (410, "EXPIRED")
+    assert (unbound.status_code, code_of(unbound)) == (410, "EXPIRED")
+    assert (await ws.snapshot(sid)).facts == FACTS

@@ -1,0 +1,30 @@
+"""The outbound tools transform, and how adapters leave an empty description out."""
+
+from __future__ import annotations
+
+from durable_loop.toolcalling.messages import Message
+from durable_loop.toolcalling.plan import PromptPlan
+from durable_loop.toolcalling.providers import ADAPTERS
+from durable_loop.toolcalling.tools import ToolSpec
+from durable_loop.toolcalling.transforms.outbound import openai_tools_strip_function_descriptions
+
+TOOLS = [ToolSpec(name="add", description="Add two integers.", parameters={"type": "object"})]
+
+
+def test_strip_function_descriptions():
+    stripped = openai_tools_strip_function_descriptions(TOOLS)
+    assert [t.description for t in stripped] == [""]
+    assert stripped[0].parameters == TOOLS[0].parameters
+    assert TOOLS[0].description == "Add two integers."
+
+
+def test_every_adapter_leaves_the_stripped_description_out():
+    plan = PromptPlan(
+        model="m", session_id="s", upto_seq=0, tools=openai_tools_strip_function_descriptions(TOOLS)
+    )
+    openai = ADAPTERS["openai"].build_request(plan, [Message.user("x")]).body
+    anthropic = ADAPTERS["anthropic"].build_request(plan, [Message.user("x")]).body
+    gemini = ADAPTERS["gemini"].build_request(plan, [Message.user("x")]).body
+    assert openai["tools"][0]["function"] == {"name": "add", "parameters": {"type": "object"}}
+    assert "description" not in anthropic["tools"][0]
+    assert "description" not in gemini["tools"][0]["functionDeclarations"][0]
