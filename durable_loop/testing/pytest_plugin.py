@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
+from temporalio.worker import Interceptor, Worker
 
 from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.client import SessionClient
@@ -112,6 +112,7 @@ async def loop_worker(
         task_queue: str | None = None,
         environ: dict[str, str] | None = None,
         tuning: WorkerTuning | None = None,
+        interceptors: Sequence[Interceptor] = (),
     ) -> AsyncIterator[LoopWorker]:
         store = open_store(StoreConfig(url=store_url))
         http = new_http_client()
@@ -122,7 +123,9 @@ async def loop_worker(
             environ=environ if environ is not None else {},
         )
         queue = task_queue or f"test-{uuid.uuid4().hex[:12]}"
-        worker = build_worker(temporal_env.client, deps, task_queue=queue, tuning=tuning)
+        worker = build_worker(
+            temporal_env.client, deps, task_queue=queue, tuning=tuning, interceptors=interceptors
+        )
         sessions = SessionClient(temporal_env.client, task_queue=queue)
         clients.append(sessions)
         try:

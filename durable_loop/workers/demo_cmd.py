@@ -29,6 +29,9 @@ from durable_loop.client import SessionClient
 from durable_loop.demo.session import LLM_TIMEOUT_S, DemoReport, demo_settings, run_demo_session
 from durable_loop.demo.tools import Notebook, demo_registry
 from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings
+from durable_loop.trace.fetch import load_trace
+from durable_loop.trace.models import Trace
+from durable_loop.trace.render import print_trace
 from durable_loop.workers.commands.options import StateDir
 from durable_loop.workers.connect import connect
 from durable_loop.workers.constants import STATE_DIR, STORE_DB
@@ -88,7 +91,7 @@ def local_endpoint(
         timings.fetch_s = time.monotonic() - began
     console.print(f"Starting {variant.title} on 127.0.0.1:{llm_port} (CPU)…")
     with serve_local_model(
-        path, port=llm_port, threads=threads, fix_tool_arguments=fix_template
+        path, port=llm_port, threads=threads, alias=variant.alias, fix_tool_arguments=fix_template
     ) as srv:
         timings.model_load_s = srv.load_seconds
         console.print(f"  model ready in {srv.load_seconds:.1f}s at {srv.api_base}")
@@ -107,10 +110,11 @@ def temporal_server(state_dir: Path, port: int, ui_port: int, console: Console) 
 
 
 async def run_session(
-    address: str, state_dir: Path, endpoint: LlmEndpoint, emit: Console
-) -> DemoReport:
+    address: str, state_dir: Path, endpoint: LlmEndpoint, emit: Console, ui_url: str
+) -> tuple[DemoReport, Trace]:
     client = await connect(TemporalSettings(address=address))
-    store = open_store(StoreConfig.sqlite_file((state_dir / STORE_DB).resolve()))
+    store_config = StoreConfig.sqlite_file((state_dir / STORE_DB).resolve())
+    store = open_store(store_config)
     notebook = Notebook()
     http = new_http_client()
     deps = WorkerDeps(
@@ -121,20 +125,26 @@ async def run_session(
     session_id = f"demo-{uuid.uuid4().hex[:8]}"
     try:
         async with worker:
-            return await run_demo_session(
+            report = await run_demo_session(
                 sessions,
                 store,
                 notebook,
                 session_id,
                 demo_settings(endpoint),
-                lambda line: emit.print(line, highlight=False, markup=False),
+                lambda line: emit.print(line, highlight=False, markup=False, soft_wrap=True),
             )
+        trace = await load_trace(client, session_id, db_url=store_config.url, ui_url=ui_url)
+        return report, trace
     finally:
         await http.aclose()
         await store.close()
 
 
-def print_report(console: Console, report: DemoReport, timings: Timings, ui_url: str) -> None:
+def print_report(
+    console: Console, report: DemoReport, trace: Trace, timings: Timings, ui_url: str
+) -> None:
+    console.rule("trace")
+    print_trace(trace, console)
     console.rule("result")
     for check in report.checks:
         mark = "[green]ok[/]  " if check.ok else "[red]FAIL[/]"
@@ -153,7 +163,7 @@ def print_report(console: Console, report: DemoReport, timings: Timings, ui_url:
     calls = sum(len(r.tool_calls) for r in report.results)
     console.print(f"{len(report.results)} messages, {turns} LLM turns, {calls} tool calls")
     console.print(f"Web UI: {ui_url}/namespaces/default/workflows/{report.workflow_id}")
-    console.print("Trace:  durable-loop trace " + report.session_id, highlight=False)
+    console.print(f"Trace again: durable-loop trace {report.session_id}", highlight=False)
     verdict = "[bold green]PASS[/]" if report.passed else "[bold red]FAIL[/]"
     console.print(f"demo: {verdict}")
 
@@ -180,7 +190,7 @@ def demo_command(
     ] = None,
 ) -> None:
     """Run a real tool-calling session end to end and check its answer."""
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 120)
     timings = Timings()
     state_dir = Path(state_dir)
     endpoint = endpoint_from_env(os.environ)
@@ -195,10 +205,13 @@ def demo_command(
             dev = temporal_server(state_dir, port, ui_port, console)
             if dev is not None:
                 temporal.callback(dev.stop)
+            ui_url = dev.ui_url if dev else f"http://127.0.0.1:{ui_port}"
             console.rule("session")
-            report = asyncio.run(run_session(f"127.0.0.1:{port}", state_dir, endpoint, console))
+            report, trace = asyncio.run(
+                run_session(f"127.0.0.1:{port}", state_dir, endpoint, console, ui_url)
+            )
         # the model server is stopped here: inspecting the session does not need it
-        print_report(console, report, timings, dev.ui_url if dev else f"http://127.0.0.1:{ui_port}")
+        print_report(console, report, trace, timings, ui_url)
         if dev is not None:
             if sys.stdin.isatty() if wait is None else wait:
                 wait_for_enter(console)

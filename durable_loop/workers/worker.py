@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import httpx
 from pydantic import BaseModel, Field
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import Interceptor, Worker
 
 from durable_loop.activities.appends import TranscriptActivities
 from durable_loop.activities.llm import LlmActivities
@@ -80,7 +80,9 @@ def build_worker(
     *,
     task_queue: str = TASK_QUEUE,
     tuning: WorkerTuning | None = None,
+    interceptors: Sequence[Interceptor] = (),
 ) -> Worker:
+    """``interceptors``: e.g. tracing and metrics (``durable_loop.observability``)."""
     tuning = tuning or WorkerTuning()
     options = {k: v for k, v in tuning.model_dump().items() if v is not None}
     pollers = {}
@@ -93,6 +95,7 @@ def build_worker(
         task_queue=task_queue,
         workflows=[SessionWorkflow],
         activities=activities_for(deps),  # type: ignore[arg-type]
+        interceptors=list(interceptors),
         **options,
         **pollers,
     )
@@ -104,6 +107,7 @@ def build_tool_worker(
     *,
     task_queue: str,
     tuning: WorkerTuning | None = None,
+    interceptors: Sequence[Interceptor] = (),
 ) -> Worker:
     """A worker pool that only runs tool calls: for long-running tools (by default on
     ``long_running_queue(<session queue>)``) and for ensembles placed on their own queue."""
@@ -118,5 +122,6 @@ def build_tool_worker(
         client,
         task_queue=task_queue,
         activities=[tools.run_tool, LongToolActivities(tools).run_long_tool],
+        interceptors=list(interceptors),
         **options,
     )

@@ -31,10 +31,10 @@ async def test_approve_from_the_page(browser, loop_worker, scripted_llm, tempora
             page = await browser.new_page(viewport={"width": 1100, "height": 900})
             await page.goto(f"{base}/ui/approvals")
             await page.fill("#token", "wrong-token-000")
-            await page.click("text=Sign in")
+            await page.click("button:has-text('Sign in')")
             assert "not known" in await page.inner_text("[role=alert]")
             await page.fill("#token", "alice-token-0001")
-            await page.click("text=Sign in")
+            await page.click("button:has-text('Sign in')")
 
             card = page.locator(f"[data-proposal-id='{pending.proposal_id}']")
             await card.wait_for()
@@ -56,11 +56,9 @@ async def test_approve_from_the_page(browser, loop_worker, scripted_llm, tempora
             assert "(facts version 1)" in text and "Looks right to me" in text
             assert await page.inner_text("[data-testid=pending-count]") == "0"
 
-            # the same form again (a stale tab): refused with a code, nothing changes
-            await page.go_back()
-            await page.go_back()
-            await page.reload()
+            await page.goto(f"{base}/ui/approvals")
             assert await page.locator("[data-testid=proposal]").count() == 0
+            assert await page.locator("[data-testid=empty]").count() == 1
     snap = await ws.snapshot(sid)
     assert snap.facts == {"title": "New title", "tags": ["draft", "reviewed"]}
     audit = [a for a in await ws.audit(sid) if a.target == "facts"]
@@ -77,7 +75,7 @@ async def test_a_stale_decision_shows_its_code(
             page = await browser.new_page()
             await page.goto(f"{base}/ui/approvals")
             await page.fill("#token", "alice-token-0001")
-            await page.click("text=Sign in")
+            await page.click("button:has-text('Sign in')")
             card = page.locator(f"[data-proposal-id='{pending.proposal_id}']")
             await card.wait_for()
             await w.sessions.reject(sid, pending.proposal_id, "bob")  # decided elsewhere

@@ -12,6 +12,7 @@ from durable_loop.activities.store import StoreConfig
 from durable_loop.activities.store.workspace import open_workspace_store
 from durable_loop.activities.store.workspace_proposals import get_proposal
 from durable_loop.testing import reply
+from durable_loop.toolcalling.config import RuntimeConfig
 from durable_loop.toolcalling.proposals import ProposalDecision
 from durable_loop.workspace.client import ApprovalClient
 from durable_loop.workspace.tools import workspace_tools
@@ -242,3 +243,36 @@ async def test_concurrent_overlapping_proposals(loop_worker, scripted_llm, tempo
     notes = user_texts(scripted_llm.requests(model)[2])
     conflict_note = next(n for n in notes if by_call["c1"].proposal_id in n)
     assert "not committed" in conflict_note and "/title changed" in conflict_note
+
+
+async def test_pending_proposal_survives_continue_as_new(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    model, sid = unique("m"), unique("s")
+    await ws.create(sid, facts={"title": "Old"})
+    scripted_llm.script(
+        model,
+        [reply.tool_call("facts_propose", RENAME), reply.text("Proposed.")],
+        then=reply.text("ok"),
+    )
+    runtime = RuntimeConfig(continue_as_new_after_events=200)
+    async with loop_worker(workspace_tools(ws)) as w:
+        await w.sessions.start(
+            sid, session_settings(scripted_llm, model, temporal_env, runtime=runtime)
+        )
+        await w.sessions.send(sid, "rename")
+        approvals = ApprovalClient(w.sessions.client)
+        before = await first_pending(approvals, sid)
+        for _ in range(60):
+            if (await w.sessions.status(sid)).run_index > 0:
+                break
+            await w.sessions.send(sid, "chat")
+        carried = (await approvals.proposals(sid)).pending
+        await temporal_env.sleep(8 * day(temporal_env))
+        result = await decided(approvals, sid, before.proposal_id)
+        await w.sessions.send(sid, "news?")
+        runs = len(await w.histories(sid))
+    assert runs >= 2
+    assert carried == [before]
+    assert result.status == "expired"
+    assert "expired without a decision" in user_texts(scripted_llm.requests(model)[-1])[-1]
