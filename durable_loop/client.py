@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Literal
+
+from pydantic import BaseModel
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
@@ -18,6 +23,7 @@ from durable_loop.toolcalling.contracts import (
     SessionStatus,
     SwitchModelRequest,
     SwitchModelResult,
+    TailEntry,
     TailRequest,
     TranscriptTail,
     UserMessage,
@@ -34,6 +40,16 @@ from durable_loop.trace.models import Trace
 from durable_loop.workers.constants import TASK_QUEUE
 from durable_loop.workflows.visibility import MEMO_SESSION, MEMO_TITLE, PENDING_QUERY
 from durable_loop.workspace.client import ApprovalClient
+
+
+class Progress(BaseModel):
+    """One event while a message runs: a new transcript entry (tool calls and results as
+    they happen), a new pending proposal, or the final result (always last)."""
+
+    kind: Literal["entry", "proposal", "result"]
+    entry: TailEntry | None = None
+    proposal: PendingProposal | None = None
+    result: RunResult | None = None
 
 
 class SessionClient:
@@ -174,6 +190,53 @@ class SessionClient:
 
     async def close(self, session_id: str, reason: str = "closed") -> None:
         await self.handle(session_id).signal(names.SIGNAL_CLOSE, CloseRequest(reason=reason))
+
+    async def send_with_progress(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        settings: SessionSettings | None = None,
+        message_id: str | None = None,
+        poll_s: float = 0.25,
+    ) -> AsyncIterator[Progress]:
+        """Send (update-with-start when ``settings`` are given) and yield progress while
+        the Update runs, by polling the ``transcript_tail`` and ``proposals`` Queries; the
+        last event carries the ``RunResult``. (Providers do not stream tokens yet.)"""
+        try:
+            seen_seq = (await self.status(session_id)).next_seq - 1
+        except RPCError:
+            if settings is None:
+                raise  # NOT_FOUND: no such session and nothing to start it with
+            seen_seq = -1
+        seen_proposals = {p.proposal_id for p in await self._pending_or_none(session_id)}
+        if settings is None:
+            call = self.send(session_id, text, message_id=message_id)
+        else:
+            call = self.start_and_send(session_id, settings, text, message_id=message_id)
+        task = asyncio.ensure_future(call)
+        try:
+            while True:
+                await asyncio.wait({task}, timeout=poll_s)
+                for entry in (await self.tail(session_id, limit=100)).entries:
+                    if entry.seq > seen_seq:
+                        seen_seq = entry.seq
+                        yield Progress(kind="entry", entry=entry)
+                for proposal in await self._pending_or_none(session_id):
+                    if proposal.proposal_id not in seen_proposals:
+                        seen_proposals.add(proposal.proposal_id)
+                        yield Progress(kind="proposal", proposal=proposal)
+                if task.done():
+                    yield Progress(kind="result", result=task.result())
+                    return
+        finally:
+            task.cancel()
+
+    async def _pending_or_none(self, session_id: str) -> list[PendingProposal]:
+        try:
+            return await self.pending_proposals(session_id)
+        except RPCError:
+            return []  # not started yet (update-with-start)
 
     # ------------------------------------------------------------------ proposals
 

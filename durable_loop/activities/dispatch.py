@@ -14,7 +14,12 @@ from jsonschema.exceptions import SchemaError
 from pydantic import JsonValue
 from pydantic_core import to_jsonable_python
 
-from durable_loop.toolcalling.canonical_json import canonical_dumps, utf8_len
+from durable_loop.toolcalling.canonical_json import (
+    canonical_dumps,
+    scrub_surrogates,
+    strict_loads,
+    utf8_len,
+)
 from durable_loop.toolcalling.envelope import Envelope
 from durable_loop.toolcalling.errors import ErrorCode
 from durable_loop.toolcalling.registry import RegisteredTool, ToolContext, ToolFailure
@@ -24,12 +29,12 @@ MAX_VALIDATION_ERRORS = 5
 
 def parse_arguments(raw: str) -> dict[str, JsonValue] | Envelope:
     try:
-        value = json.loads(raw) if raw.strip() else {}
+        value = strict_loads(raw) if raw.strip() else {}
     except (ValueError, RecursionError) as err:
         return Envelope.failure(ErrorCode.INVALID_JSON, f"arguments are not valid JSON: {err}")
     if not isinstance(value, dict):
         return Envelope.failure(ErrorCode.INVALID_JSON, "arguments must be a JSON object")
-    return value
+    return scrub_surrogates(value)
 
 
 def validate_arguments(tool: RegisteredTool, arguments: dict[str, JsonValue]) -> Envelope | None:

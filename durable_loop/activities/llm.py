@@ -16,6 +16,7 @@ from pydantic import JsonValue
 from temporalio import activity
 
 from durable_loop.activities.appends import write_appends
+from durable_loop.activities.heartbeat import heartbeating
 from durable_loop.activities.llm_request import build_turn_request
 from durable_loop.activities.provider_http import adapter_for, post, read_api_key, read_reply
 from durable_loop.activities.store import StoredMessage, TranscriptStore
@@ -53,7 +54,8 @@ class LlmActivities:
         adapter = adapter_for(endpoint)
         api_key = read_api_key(self.environ, endpoint.api_key_env)
         turn = await build_turn_request(self.store, self.registry, adapter, inp)
-        raw, latency_ms = await post(self.http, endpoint, adapter, turn.request, api_key)
+        async with heartbeating(f"llm turn {inp.turn}"):
+            raw, latency_ms = await post(self.http, endpoint, adapter, turn.request, api_key)
         id_prefix = str(inp.assistant_seq)
         reply = read_reply(
             adapter,

@@ -8,6 +8,7 @@ from pydantic import JsonValue
 from temporalio import activity
 
 from durable_loop.activities.dispatch import dispatch
+from durable_loop.activities.heartbeat import heartbeating
 from durable_loop.activities.store import StoredMessage, TranscriptStore
 from durable_loop.toolcalling import names
 from durable_loop.toolcalling.contracts import (
@@ -57,15 +58,16 @@ class ToolActivities:
         if inp.call_index >= len(calls):
             envelope, size = Envelope.failure(ErrorCode.TOOL_ERROR, "call not in the store"), 0
         else:
-            envelope, size = await dispatch(
-                self.registry.get(inp.name),
-                inp.name,
-                calls[inp.call_index].arguments,
-                ctx,
-                timeout_s=inp.timeout_s,
-                max_output_bytes=inp.max_output_bytes,
-                last_attempt=inp.max_attempts != 0 and info.attempt >= inp.max_attempts,
-            )
+            async with heartbeating(inp.call_id):
+                envelope, size = await dispatch(
+                    self.registry.get(inp.name),
+                    inp.name,
+                    calls[inp.call_index].arguments,
+                    ctx,
+                    timeout_s=inp.timeout_s,
+                    max_output_bytes=inp.max_output_bytes,
+                    last_attempt=inp.max_attempts != 0 and info.attempt >= inp.max_attempts,
+                )
         duration_ms = int((time.monotonic() - started) * 1000)
         message = Message.tool_result(inp.call_id, inp.name, envelope)
         meta: dict[str, JsonValue] = {

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Request, status
-from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 
 from durable_loop.service.app import ServiceDeps
 from durable_loop.service.auth import require_identity
-from durable_loop.service.errors import ApiError, ErrorBody
+from durable_loop.service.errors import ApiError, ErrorBody, ErrorDetail, refusal
 from durable_loop.service.models import (
     SESSION_ID_PATTERN,
     Accepted,
@@ -46,12 +48,45 @@ SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
 ProposalId = Annotated[str, Path(min_length=1, max_length=200)]
 
 
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        pattern=IDEMPOTENCY_KEY_PATTERN,
+        description="A retried POST with the same key returns the first reply "
+        "instead of starting a second turn",
+    ),
+]
+
+
 def deps_of(request: Request) -> ServiceDeps:
     deps: ServiceDeps = request.app.state.deps
     return deps
 
 
 Deps = Annotated[ServiceDeps, Depends(deps_of)]
+
+
+async def checked_message_id(
+    body: PostMessage, deps: Deps, identity: Identity, idempotency_key: IdempotencyKey = None
+) -> str:
+    """The Update's message id (the idempotency key scoped to the caller's identity),
+    after the size check. A dependency, so refusals come before a stream starts."""
+    limit = deps.limits.max_message_chars
+    if len(body.text) > limit:
+        raise ApiError(
+            413, "MESSAGE_TOO_LARGE", f"the message has {len(body.text)} characters; limit {limit}"
+        )
+    return f"{identity}:{idempotency_key}" if idempotency_key else uuid.uuid4().hex
+
+
+async def existing_or_starting(session_id: SessionId, body: PostMessage, deps: Deps) -> None:
+    """SESSION_NOT_FOUND before a stream starts when nothing would start the session."""
+    if body.settings is None:
+        await deps.sessions.status(session_id)
+
+
+MessageId = Annotated[str, Depends(checked_message_id)]
 
 
 @router.post("/sessions", status_code=status.HTTP_201_CREATED, tags=["sessions"])
@@ -84,25 +119,10 @@ async def post_message(
     session_id: SessionId,
     body: PostMessage,
     deps: Deps,
-    identity: Identity,
-    idempotency_key: Annotated[
-        str | None,
-        Header(
-            alias="Idempotency-Key",
-            pattern=IDEMPOTENCY_KEY_PATTERN,
-            description="A retried POST with the same key returns the first reply "
-            "instead of starting a second turn",
-        ),
-    ] = None,
+    message_id: MessageId,
 ) -> RunResult:
     """Send a message and wait for the reply (an Update; ``settings`` makes it
     update-with-start)."""
-    limit = deps.limits.max_message_chars
-    if len(body.text) > limit:
-        raise ApiError(
-            413, "MESSAGE_TOO_LARGE", f"the message has {len(body.text)} characters; limit {limit}"
-        )
-    message_id = f"{identity}:{idempotency_key}" if idempotency_key else uuid.uuid4().hex
     deps.directory.remember(session_id)
     if body.settings is None:
         call = deps.sessions.send(session_id, body.text, message_id=message_id)
@@ -114,10 +134,44 @@ async def post_message(
         async with asyncio.timeout(deps.limits.reply_timeout_s):
             return await call
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-        hint = "retry with the same Idempotency-Key to get the reply" if idempotency_key else ""
         raise ApiError(
-            504, "REPLY_PENDING", f"no reply within {deps.limits.reply_timeout_s:g}s; {hint}"
+            504,
+            "REPLY_PENDING",
+            f"no reply within {deps.limits.reply_timeout_s:g}s; the turn goes on: "
+            "retry with the same Idempotency-Key to get the reply",
         ) from None
+
+
+@router.post(
+    "/sessions/{session_id}/messages/stream",
+    response_class=EventSourceResponse,
+    tags=["messages"],
+)
+async def stream_message(
+    session_id: SessionId,
+    body: PostMessage,
+    deps: Deps,
+    message_id: MessageId,
+    _: Annotated[None, Depends(existing_or_starting)],
+) -> AsyncIterable[ServerSentEvent]:
+    """Like ``/messages`` but as Server-Sent Events while the message runs: ``entry``
+    (a transcript entry: tool calls and results as they happen), ``proposal`` (a new
+    pending proposal), then ``result`` (the RunResult) or ``error`` (a coded error)."""
+    deps.directory.remember(session_id)
+    events = deps.sessions.send_with_progress(
+        session_id, body.text, settings=body.settings, message_id=message_id
+    )
+    try:
+        async with asyncio.timeout(deps.limits.reply_timeout_s):
+            async for event in events:
+                yield ServerSentEvent(event=event.kind, data=event.model_dump(mode="json"))
+    except TimeoutError:
+        error = ErrorDetail(code="REPLY_PENDING", message="no reply in time; retry with the key")
+        yield ServerSentEvent(event="error", data=error.model_dump())
+    except WorkflowUpdateFailedError as err:
+        api = refusal(err)
+        error = ErrorDetail(code=api.code, message=api.message)
+        yield ServerSentEvent(event="error", data=error.model_dump())
 
 
 @router.get("/sessions/{session_id}/proposals", tags=["proposals"])

@@ -126,7 +126,9 @@ async def loop_worker(
         worker = build_worker(
             temporal_env.client, deps, task_queue=queue, tuning=tuning, interceptors=interceptors
         )
-        sessions = SessionClient(temporal_env.client, task_queue=queue)
+        # search attributes stay off unless a test turns them on (they are registered on the
+        # shared server once a test registers them, which would make tests order-dependent)
+        sessions = SessionClient(temporal_env.client, task_queue=queue, search_attributes=False)
         clients.append(sessions)
         try:
             async with worker:

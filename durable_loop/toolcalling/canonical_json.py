@@ -4,8 +4,66 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
+from typing import NoReturn, TypeVar
 
 from pydantic import JsonValue
+
+T = TypeVar("T")
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of tool arguments accepted (messages and requests nest them further,
+and pydantic validates JSON values at most 255 levels deep)."""
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_surrogates(value: T) -> T:
+    """Replace lone surrogates (invalid UTF-8 decoded with ``surrogateescape``, or a
+    ``\\ud800`` escape in JSON text) with U+FFFD, in strings, keys and nested values.
+
+    Such strings cannot be encoded as UTF-8, so neither the store nor Temporal's payload
+    converter could write them.
+    """
+    if isinstance(value, str):
+        return LONE_SURROGATE.sub("\ufffd", value) if LONE_SURROGATE.search(value) else value  # type: ignore[return-value]
+    if isinstance(value, list):
+        return [scrub_surrogates(item) for item in value]  # type: ignore[return-value]
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}  # type: ignore[return-value]
+    return value
+
+
+def _not_json(token: str) -> NoReturn:
+    raise ValueError(f"{token} is not valid JSON")
+
+
+def _finite(token: str) -> float:
+    number = float(token)
+    if not math.isfinite(number):
+        _not_json(token)
+    return number
+
+
+def nesting_depth(value: object) -> int:
+    """How deeply lists and objects nest in ``value`` (iterative: any depth is safe)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def strict_loads(text: str) -> JsonValue:
+    """``json.loads`` refusing NaN, Infinity, numbers too large for a float and nesting
+    deeper than :data:`MAX_JSON_DEPTH`: a value that parses here re-encodes for any
+    provider. Raises ValueError (or RecursionError for absurd nesting)."""
+    value: JsonValue = json.loads(text, parse_constant=_not_json, parse_float=_finite)
+    if nesting_depth(value) > MAX_JSON_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
 
 
 def canonical_dumps(value: JsonValue) -> str:
@@ -27,7 +85,7 @@ def arguments_fingerprint(raw_arguments: str) -> tuple[bool, str]:
     calls look different; invalid JSON is hashed as emitted.
     """
     try:
-        parsed = json.loads(raw_arguments) if raw_arguments.strip() else {}
+        parsed = strict_loads(raw_arguments) if raw_arguments.strip() else {}
     except (ValueError, RecursionError):
         return False, sha256_hex(raw_arguments)
     if not isinstance(parsed, dict):

@@ -188,6 +188,13 @@ class RuntimeConfig(BaseModel):
     max_turns: int = Field(default=12, ge=1)
     tool_timeout_s: float = Field(default=60.0, gt=0)
     tool_retry: RetrySettings = RetrySettings(maximum_attempts=3)
+    heartbeat_timeout_s: float | None = Field(
+        default=10.0,
+        gt=0,
+        description="Heartbeat timeout of the LLM and tool activities: a worker that dies "
+        "mid-call is noticed (and the call retried elsewhere) after this, not after the whole "
+        "start-to-close timeout. None: no heartbeat timeout.",
+    )
     inline_bytes: int = Field(
         default=512,
         ge=0,

@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 from durable_loop.router.cli import route_bench
 from durable_loop.workers import cli_proposals
 from durable_loop.workers.commands import chat, send, serve, server, trace, worker
+from durable_loop.workers.commands.chaos import chaos
 from durable_loop.workers.demo_cmd import demo_command
 from durable_loop.workers.local_llm import local_llm_command
 
@@ -49,6 +50,7 @@ app = typer.Typer(
 
 app.command("server")(server.server)
 app.command("worker")(worker.worker)
+app.command("chaos")(chaos)
 app.command("send")(send.send)
 app.command("trace")(trace.trace)
 app.command("serve")(serve.serve)

@@ -19,28 +19,24 @@ from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-from durable_loop.activities.store import StoreConfig, open_store
-from durable_loop.client import SessionClient
-from durable_loop.demo.session import LLM_TIMEOUT_S, DemoReport, demo_settings, run_demo_session
-from durable_loop.demo.tools import Notebook, demo_registry
-from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings
-from durable_loop.trace.fetch import load_trace
-from durable_loop.trace.models import Trace
-from durable_loop.trace.render import print_trace
 from durable_loop.workers.commands.options import StateDir
-from durable_loop.workers.connect import connect
 from durable_loop.workers.constants import STATE_DIR, STORE_DB
-from durable_loop.workers.devserver import DevServer, port_is_free, start_dev_server
 from durable_loop.workers.errors import CliError
-from durable_loop.workers.local_llm import DEFAULT_PORT, ensure_model, serve_local_model
-from durable_loop.workers.model_fetch import is_complete, variant_of
-from durable_loop.workers.settings import TemporalSettings
-from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
+from durable_loop.workers.local_llm import DEFAULT_PORT
+
+if TYPE_CHECKING:
+    from durable_loop.demo.session import DemoReport
+    from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings
+    from durable_loop.trace.models import Trace
+    from durable_loop.workers.devserver import DevServer
+
+# Heavy modules (Temporal SDK, SQLAlchemy, the model runtime) are imported inside the
+# functions, so `durable-loop --help` stays fast.
 
 DEMO_TASK_QUEUE = "durable-loop-demo"
 LLM_ENV = {
@@ -49,7 +45,14 @@ LLM_ENV = {
     "api_key_env": "DURABLE_LOOP_LLM_API_KEY_ENV",
     "api_prefix": "DURABLE_LOOP_LLM_API_PREFIX",
 }
-LLM_RETRY = RetrySettings(initial_interval_s=2.0, maximum_interval_s=30.0, maximum_attempts=3)
+LLM_TIMEOUT_S = 180.0
+"""The first request with tools takes 7-10 s on 2 cores, far more on a busy machine."""
+
+
+def llm_retry() -> RetrySettings:
+    from durable_loop.toolcalling.config import RetrySettings
+
+    return RetrySettings(initial_interval_s=2.0, maximum_interval_s=30.0, maximum_attempts=3)
 
 
 def endpoint_from_env(environ: Mapping[str, str]) -> LlmEndpoint | None:
@@ -62,15 +65,17 @@ def endpoint_from_env(environ: Mapping[str, str]) -> LlmEndpoint | None:
             "CONFIG_ERROR",
             "DURABLE_LOOP_LLM_BASE_URL is set but DURABLE_LOOP_LLM_MODEL is not: name the model",
         )
+    from durable_loop.toolcalling.config import LlmEndpoint
+
     chosen = {k: v for k, v in values.items() if v}
-    return LlmEndpoint.model_validate({**chosen, "timeout_s": LLM_TIMEOUT_S, "retry": LLM_RETRY})
+    return LlmEndpoint.model_validate({**chosen, "timeout_s": LLM_TIMEOUT_S, "retry": llm_retry()})
 
 
 @dataclass
 class Timings:
     fetch_s: float | None = None
     model_load_s: float | None = None
-    server_start_s: float = 0.0
+    temporal_start_s: float | None = None
     started: float = field(default_factory=time.monotonic)
 
 
@@ -83,6 +88,10 @@ def local_endpoint(
     console: Console,
     timings: Timings,
 ) -> Iterator[LlmEndpoint]:
+    from durable_loop.toolcalling.config import LlmEndpoint
+    from durable_loop.workers.local_llm import ensure_model, serve_local_model
+    from durable_loop.workers.model_fetch import is_complete, variant_of
+
     variant = variant_of(model)
     fetched = not is_complete(variant)
     began = time.monotonic()
@@ -96,22 +105,39 @@ def local_endpoint(
         timings.model_load_s = srv.load_seconds
         console.print(f"  model ready in {srv.load_seconds:.1f}s at {srv.api_base}")
         yield LlmEndpoint(
-            model=srv.model_alias, base_url=srv.base_url, timeout_s=LLM_TIMEOUT_S, retry=LLM_RETRY
+            model=srv.model_alias,
+            base_url=srv.base_url,
+            timeout_s=LLM_TIMEOUT_S,
+            retry=llm_retry(),
         )
 
 
 def temporal_server(state_dir: Path, port: int, ui_port: int, console: Console) -> DevServer | None:
     """Start the dev server, or None when one already listens on the port (joined)."""
+    from durable_loop.workers.devserver import port_is_free, start_dev_server
+    from durable_loop.workflows.visibility import SEARCH_ATTRIBUTES
+
     if not port_is_free(port):
         console.print(f"Using the Temporal server already listening on 127.0.0.1:{port}")
         return None
     console.print(f"Starting the Temporal dev server (state in {state_dir}/)…")
-    return start_dev_server(state_dir, port=port, ui_port=ui_port)
+    return start_dev_server(
+        state_dir, port=port, ui_port=ui_port, search_attributes=SEARCH_ATTRIBUTES
+    )
 
 
 async def run_session(
-    address: str, state_dir: Path, endpoint: LlmEndpoint, emit: Console, ui_url: str
+    address: str, state_dir: Path, endpoint: LlmEndpoint, emit: Console
 ) -> tuple[DemoReport, Trace]:
+    from durable_loop.activities.store import StoreConfig, open_store
+    from durable_loop.client import SessionClient
+    from durable_loop.demo.session import demo_settings, run_demo_session
+    from durable_loop.demo.tools import Notebook, demo_registry
+    from durable_loop.trace.fetch import load_trace
+    from durable_loop.workers.connect import connect
+    from durable_loop.workers.settings import TemporalSettings
+    from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
+
     client = await connect(TemporalSettings(address=address))
     store_config = StoreConfig.sqlite_file((state_dir / STORE_DB).resolve())
     store = open_store(store_config)
@@ -133,7 +159,7 @@ async def run_session(
                 demo_settings(endpoint),
                 lambda line: emit.print(line, highlight=False, markup=False, soft_wrap=True),
             )
-        trace = await load_trace(client, session_id, db_url=store_config.url, ui_url=ui_url)
+        trace = await load_trace(client, session_id, db_url=store_config.url)
         return report, trace
     finally:
         await http.aclose()
@@ -143,6 +169,8 @@ async def run_session(
 def print_report(
     console: Console, report: DemoReport, trace: Trace, timings: Timings, ui_url: str
 ) -> None:
+    from durable_loop.trace.render import print_trace
+
     console.rule("trace")
     print_trace(trace, console)
     console.rule("result")
@@ -157,6 +185,8 @@ def print_report(
         parts.append(f"model fetch {timings.fetch_s:.1f}s")
     if timings.model_load_s is not None:
         parts.append(f"model load {timings.model_load_s:.1f}s")
+    if timings.temporal_start_s is not None:
+        parts.append(f"Temporal start {timings.temporal_start_s:.1f}s")
     parts.append(f"total {time.monotonic() - timings.started:.1f}s")
     console.print("timings: " + "; ".join(parts), highlight=False)
     turns = sum(r.turns for r in report.results)
@@ -182,8 +212,9 @@ def demo_command(
     llm_port: Annotated[int, typer.Option(help="Port of the local model server")] = DEFAULT_PORT,
     threads: Annotated[int | None, typer.Option(help="CPU threads for the local model")] = None,
     fix_template: Annotated[
-        bool, typer.Option(help="Patched chat template: earlier tool arguments as-is")
-    ] = True,
+        bool,
+        typer.Option(help="Local model: patched chat template (earlier tool arguments as-is)"),
+    ] = False,
     wait: Annotated[
         bool | None,
         typer.Option(help="Keep the server up after the run (default: when stdin is a TTY)"),
@@ -202,13 +233,15 @@ def demo_command(
                 )
             else:
                 console.print(f"LLM: {endpoint.model} at {endpoint.base_url}{endpoint.api_prefix}")
+            began = time.monotonic()
             dev = temporal_server(state_dir, port, ui_port, console)
             if dev is not None:
+                timings.temporal_start_s = time.monotonic() - began
                 temporal.callback(dev.stop)
             ui_url = dev.ui_url if dev else f"http://127.0.0.1:{ui_port}"
             console.rule("session")
             report, trace = asyncio.run(
-                run_session(f"127.0.0.1:{port}", state_dir, endpoint, console, ui_url)
+                run_session(f"127.0.0.1:{port}", state_dir, endpoint, console)
             )
         # the model server is stopped here: inspecting the session does not need it
         print_report(console, report, trace, timings, ui_url)

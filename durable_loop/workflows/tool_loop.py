@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error
 from durable_loop.workflows.proposals import ProposalBook
-from durable_loop.workflows.tool_placement import run_tool_activity
+from durable_loop.workflows.tool_placement import heartbeat_timeout, run_tool_activity
 
 LLM_NON_RETRYABLE = ["PROVIDER_AUTH", "PROVIDER_BAD_REQUEST", "PROVIDER_BAD_RESPONSE"]
 
@@ -236,6 +236,7 @@ class MessageLoop:
             inp,
             result_type=LlmTurnOutput,
             start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
+            heartbeat_timeout=heartbeat_timeout(self.config),
             retry_policy=retry_policy(endpoint.retry, LLM_NON_RETRYABLE),
             summary=f"llm: {endpoint.model} turn {inp.turn}{after}",
         )
@@ -301,7 +302,7 @@ class MessageLoop:
         )
         try:
             return await run_tool_activity(
-                spec, inp, timeout_s=timeout_s, retry=retry_policy(retry)
+                spec, inp, timeout_s=timeout_s, retry=retry_policy(retry), config=self.config
             )
         except ActivityError as err:
             timed_out = isinstance(err.cause, TimeoutError)

@@ -18,6 +18,7 @@ from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.toolcalling import names
+    from durable_loop.toolcalling.config import RuntimeConfig
     from durable_loop.toolcalling.contracts import ToolRunInput, ToolRunOutput
     from durable_loop.toolcalling.tools import ToolSpec
 
@@ -25,8 +26,19 @@ DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0
 SCHEDULING_SLACK_S = 10.0
 
 
+def heartbeat_timeout(config: RuntimeConfig) -> timedelta | None:
+    """The LLM and tool activities heartbeat, so a dead worker is noticed within this."""
+    seconds = config.heartbeat_timeout_s
+    return timedelta(seconds=seconds) if seconds else None
+
+
 async def run_tool_activity(
-    spec: ToolSpec, inp: ToolRunInput, *, timeout_s: float, retry: RetryPolicy
+    spec: ToolSpec,
+    inp: ToolRunInput,
+    *,
+    timeout_s: float,
+    retry: RetryPolicy,
+    config: RuntimeConfig | None = None,
 ) -> ToolRunOutput:
     start_to_close = timedelta(seconds=timeout_s + SCHEDULING_SLACK_S)
     summary = f"tool: {spec.name}"
@@ -40,7 +52,8 @@ async def run_tool_activity(
             summary=summary,
         )
     if spec.long_running:
-        heartbeat = spec.heartbeat_timeout_s or DEFAULT_HEARTBEAT_TIMEOUT_S
+        configured = config.heartbeat_timeout_s if config else None
+        heartbeat = spec.heartbeat_timeout_s or configured or DEFAULT_HEARTBEAT_TIMEOUT_S
         return await workflow.execute_activity(
             names.RUN_LONG_TOOL,
             inp,
@@ -58,6 +71,7 @@ async def run_tool_activity(
         result_type=ToolRunOutput,
         task_queue=spec.task_queue,
         start_to_close_timeout=start_to_close,
+        heartbeat_timeout=heartbeat_timeout(config) if config else None,
         retry_policy=retry,
         summary=summary,
     )

@@ -97,6 +97,6 @@ async def test_chat_shows_tool_calls_and_approves_inline(
 
 
 async def test_chat_needs_a_session_or_a_model():
-    code, out, err = await run_chat([], "")
+    code, _, err = await run_chat([], "")
     assert code == 2
     assert err.strip().startswith("error: NO_SESSION:")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 from durable_loop.testing import reply
 from durable_loop.workspace.tools import workspace_tools
 from tests.client.kit import FACTS, session_with_proposal
 from tests.conftest import settings_for, unique
 from tests.service.conftest import ALICE, BOB
 from tests.workflows.proposal_kit import day
+from tests.workflows.test_smoke import calculator
 
 
 def code_of(response) -> str:
@@ -191,3 +194,43 @@ async def test_a_decision_on_an_expired_proposal_is_gone(
     assert (late.status_code, code_of(late)) == (410, "EXPIRED")
     assert (unbound.status_code, code_of(unbound)) == (410, "EXPIRED")
     assert (await ws.snapshot(sid)).facts == FACTS
+
+
+def sse_events(text: str) -> list[tuple[str, dict]]:
+    events = []
+    for block in text.strip().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        events.append((fields["event"], json.loads(fields["data"])))
+    return events
+
+
+async def test_streamed_message_shows_tool_calls_then_the_result(
+    loop_worker, scripted_llm, service
+):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(
+        model, [reply.tool_call("add", {"a": 2, "b": 3}, call_id="c-1"), reply.text("5")]
+    )
+    async with loop_worker(calculator()) as w, service(w, max_message_chars=50) as http:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        url = f"/v1/sessions/{sid}/messages/stream"
+        streamed = await http.post(url, json={"text": "2+3?"}, headers=ALICE)
+        unknown = await http.post(
+            f"/v1/sessions/{unique('nope')}/messages/stream", json={"text": "hi"}, headers=ALICE
+        )
+        too_long = await http.post(url, json={"text": "x" * 51}, headers=ALICE)
+    assert streamed.status_code == 200, streamed.text
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    events = sse_events(streamed.text)
+    kinds = [kind for kind, _ in events]
+    assert kinds[-1] == "result" and kinds.count("result") == 1
+    assert events[-1][1]["result"]["reply"] == "5"
+    entries = [data["entry"] for kind, data in events if kind == "entry"]
+    assert [(e["role"], e["tool_names"]) for e in entries] == [
+        ("user", []),
+        ("assistant", ["add"]),
+        ("tool", ["add"]),
+        ("assistant", []),
+    ]
+    assert (unknown.status_code, code_of(unknown)) == (404, "SESSION_NOT_FOUND")
+    assert (too_long.status_code, code_of(too_long)) == (413, "MESSAGE_TOO_LARGE")

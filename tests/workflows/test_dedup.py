@@ -10,6 +10,7 @@ from durable_loop.testing import reply
 from durable_loop.toolcalling.config import RuntimeConfig
 from durable_loop.toolcalling.dedup import DEDUP_KEPT, record_result
 from durable_loop.toolcalling.registry import ToolContext, ToolFailure, ToolRegistry
+from durable_loop.workers.worker import WorkerTuning
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog
 
@@ -118,7 +119,10 @@ async def test_deduplication_survives_a_worker_restart(loop_worker, scripted_llm
             reply.text("second"),
         ],
     )
-    async with loop_worker(dedup_tools(log), task_queue=queue) as first_worker:
+    # No workflow cache, so no sticky queue: the time-skipping server never times one out,
+    # and the second worker must rebuild the session from history alone.
+    no_cache = WorkerTuning(max_cached_workflows=0)
+    async with loop_worker(dedup_tools(log), task_queue=queue, tuning=no_cache) as first_worker:
         await first_worker.sessions.start(sid, settings_for(scripted_llm, model))
         await first_worker.sessions.send(sid, "look up k1")
     assert log.count("lookup") == 1

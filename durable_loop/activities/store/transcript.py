@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from pydantic import JsonValue
+from pydantic_core import PydanticSerializationError
 from sqlalchemy import insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from durable_loop.activities.store.schema import TranscriptRow
+from durable_loop.toolcalling.canonical_json import scrub_surrogates
 from durable_loop.toolcalling.messages import Message
 
 
@@ -50,8 +52,8 @@ class TranscriptStore:
                 "session_id": session_id,
                 "seq": seq,
                 "role": message.role,
-                "message_json": message.model_dump_json(exclude_defaults=True),
-                "meta_json": json.dumps(meta, separators=(",", ":")),
+                "message_json": message_json(message),
+                "meta_json": json.dumps(scrub_surrogates(meta), separators=(",", ":")),
             }
             for seq, message, meta in items
         ]
@@ -80,6 +82,15 @@ class TranscriptStore:
         async with self.engine.connect() as conn:
             rows = (await conn.execute(query.order_by(TranscriptRow.seq))).all()
         return [_to_stored(r) for r in rows]
+
+
+def message_json(message: Message) -> str:
+    """The message as JSON; lone surrogates (unencodable as UTF-8) become U+FFFD."""
+    try:
+        return message.model_dump_json(exclude_defaults=True)
+    except PydanticSerializationError:
+        clean = scrub_surrogates(message.model_dump(exclude_defaults=True))
+        return Message.model_validate(clean).model_dump_json(exclude_defaults=True)
 
 
 def _to_stored(row: object) -> StoredMessage:

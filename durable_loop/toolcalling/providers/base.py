@@ -7,7 +7,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field, JsonValue
 
-from durable_loop.toolcalling.canonical_json import canonical_dumps
+from durable_loop.toolcalling.canonical_json import canonical_dumps, scrub_surrogates, strict_loads
 from durable_loop.toolcalling.messages import Message, Usage
 from durable_loop.toolcalling.plan import PromptPlan
 
@@ -82,7 +82,7 @@ def classify_http_status(status: int) -> Retryability:
 def loads_lenient(raw: str) -> JsonValue:
     """Parse a response body; raise ProviderFormatError with a snippet if it is not JSON."""
     try:
-        value: JsonValue = json.loads(raw)
+        value: JsonValue = scrub_surrogates(json.loads(raw))
     except (ValueError, RecursionError):
         raise ProviderFormatError("response is not JSON", raw) from None
     return value
@@ -114,7 +114,7 @@ def arguments_object(arguments: str) -> dict[str, JsonValue]:
     INVALID_JSON, and its tool result tells the model so.
     """
     try:
-        value = json.loads(arguments) if arguments.strip() else {}
+        value = strict_loads(arguments) if arguments.strip() else {}
     except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}

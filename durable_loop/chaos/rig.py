@@ -1,0 +1,169 @@
+"""The harness: a dev server on a SQLite file, a worker subprocess, a scripted LLM endpoint,
+the store the worker writes, and the checks that run after each scenario."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
+from durable_loop.activities.store.workspace import WorkspaceStore, open_workspace_store
+from durable_loop.chaos.checks import SessionCheck, check_session
+from durable_loop.chaos.ledger import Ledger
+from durable_loop.chaos.processes import ServerProcess, WorkerProcess
+from durable_loop.client import SessionClient
+from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM
+from durable_loop.toolcalling.config import (
+    LlmEndpoint,
+    RetrySettings,
+    RuntimeConfig,
+    SessionSettings,
+)
+from durable_loop.workers.connect import connect
+from durable_loop.workers.settings import TemporalSettings
+
+T = TypeVar("T")
+HEARTBEAT_TIMEOUT_S = 2.0
+LLM_RETRY = RetrySettings(initial_interval_s=0.2, maximum_interval_s=2.0, maximum_attempts=8)
+TOOL_RETRY = RetrySettings(initial_interval_s=0.2, maximum_interval_s=1.0, maximum_attempts=3)
+
+
+class Gate:
+    """A scripted reply that holds the HTTP request open and tells the harness it arrived,
+    so a fault can be injected while the call is in flight."""
+
+    def __init__(self, reply: Reply, hold_s: float) -> None:
+        self.reply = dataclasses.replace(reply, delay_s=hold_s)
+        self.arrived = threading.Event()
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        self.arrived.set()
+        return self.reply
+
+    async def wait(self, timeout_s: float = 60.0) -> None:
+        if not await asyncio.to_thread(self.arrived.wait, timeout_s):
+            raise TimeoutError("the scripted request never arrived")
+
+
+class ChaosRig:
+    def __init__(self, workdir: Path, llm: ScriptedLLM, *, db_url: str | None = None) -> None:
+        self.workdir = workdir
+        self.llm = llm
+        self.db_url = db_url or StoreConfig.sqlite_file(workdir / "store.db").url
+        self.server = ServerProcess(workdir / "temporal")
+        self.task_queue = f"chaos-{uuid.uuid4().hex[:8]}"
+        self.worker = WorkerProcess(self.server.address, self.task_queue, self.db_url, workdir)
+        self.sessions_started: list[str] = []
+        self._client: Client | None = None
+        self._store: TranscriptStore | None = None
+        self._workspace: WorkspaceStore | None = None
+        self._ledger: Ledger | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> ChaosRig:
+        await asyncio.to_thread(self.server.start)
+        self._client = await connect(TemporalSettings(address=self.server.address))
+        self._store = open_store(StoreConfig(url=self.db_url))
+        self._workspace = open_workspace_store(StoreConfig(url=self.db_url))
+        self._ledger = Ledger(self.db_url)
+        await self.worker.start()
+        return self
+
+    async def close(self) -> None:
+        self.worker.stop()
+        if self._store is not None:
+            await self._store.close()
+        if self._workspace is not None:
+            await self._workspace.close()
+        if self._ledger is not None:
+            self._ledger.close()
+        self.server.stop()
+
+    @property
+    def client(self) -> Client:
+        assert self._client is not None, "start() the rig first"
+        return self._client
+
+    @property
+    def sessions(self) -> SessionClient:
+        return SessionClient(self.client, task_queue=self.task_queue, search_attributes=False)
+
+    @property
+    def ledger(self) -> Ledger:
+        assert self._ledger is not None, "start() the rig first"
+        return self._ledger
+
+    @property
+    def workspace(self) -> WorkspaceStore:
+        assert self._workspace is not None, "start() the rig first"
+        return self._workspace
+
+    # ------------------------------------------------------------------ faults
+
+    async def kill_worker(self) -> None:
+        await asyncio.to_thread(self.worker.kill)
+
+    async def start_worker(self) -> None:
+        await self.worker.start()
+
+    async def restart_server(self, *, hard: bool = True) -> None:
+        await asyncio.to_thread(self.server.restart, hard=hard)
+
+    # ------------------------------------------------------------------ sessions
+
+    def new_session(self, label: str) -> tuple[str, str]:
+        """A fresh (session id, model name); the model name keys the scripted replies."""
+        suffix = uuid.uuid4().hex[:8]
+        session_id = f"chaos-{label}-{suffix}"
+        self.sessions_started.append(session_id)
+        return session_id, f"chaos-{label}-{suffix}"
+
+    def settings(
+        self, model: str, *, timeout_s: float = 10.0, runtime: RuntimeConfig | None = None
+    ) -> SessionSettings:
+        return SessionSettings(
+            llm=LlmEndpoint(
+                model=model, base_url=self.llm.base_url, timeout_s=timeout_s, retry=LLM_RETRY
+            ),
+            runtime=runtime
+            or RuntimeConfig(heartbeat_timeout_s=HEARTBEAT_TIMEOUT_S, tool_retry=TOOL_RETRY),
+        )
+
+    async def wait_for_invocation(self, session_id: str, tool: str, timeout_s: float = 60) -> None:
+        async def invoked() -> bool:
+            return bool(await asyncio.to_thread(self.ledger.invocations, session_id, tool))
+
+        await eventually(invoked, timeout_s)
+
+    async def check(self, session_id: str) -> SessionCheck:
+        assert self._store is not None and self._workspace is not None
+        return await check_session(self.client, self._store, self._workspace, session_id)
+
+
+async def eventually(probe: Callable[[], Awaitable[bool]], timeout_s: float = 60) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not await probe():
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"condition not reached within {timeout_s}s")
+        await asyncio.sleep(0.1)
+
+
+async def through_outages(call: Callable[[], Awaitable[T]], timeout_s: float = 120) -> T:
+    """Repeat an idempotent client call (same message id) while the server is unreachable."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        try:
+            return await call()
+        except RPCError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.5)

@@ -1,0 +1,49 @@
+"""Running the scenarios: on a rig given by the caller (tests) or on a fresh one."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from durable_loop.chaos import scenarios_faults, scenarios_processes
+from durable_loop.chaos.report import ChaosReport, ScenarioResult
+from durable_loop.chaos.rig import ChaosRig
+from durable_loop.chaos.scenario import SCENARIOS, run_scenario
+from durable_loop.testing import ScriptedLLM
+
+MODULES = (scenarios_processes, scenarios_faults)  # importing them registers the scenarios
+
+
+class UnknownScenario(ValueError):
+    def __init__(self, unknown: list[str]) -> None:
+        known = ", ".join(SCENARIOS)
+        super().__init__(f"UNKNOWN_SCENARIO: {', '.join(unknown)} (known: {known})")
+
+
+def select(names: list[str] | None) -> list[str]:
+    if not names:
+        return list(SCENARIOS)
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        raise UnknownScenario(unknown)
+    return names
+
+
+async def run_on(rig: ChaosRig, names: list[str] | None = None) -> list[ScenarioResult]:
+    return [await run_scenario(rig, name) for name in select(names)]
+
+
+async def run_chaos(names: list[str] | None = None, workdir: Path | None = None) -> ChaosReport:
+    """A dev server, a worker subprocess and a scripted endpoint of its own; every scenario
+    in ``names`` (default: all), in order."""
+    selected = select(names)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="durable-loop-chaos-") as tmp, ScriptedLLM() as llm:
+        rig = ChaosRig(workdir or Path(tmp), llm)
+        await rig.start()
+        try:
+            results = await run_on(rig, selected)
+        finally:
+            await rig.close()
+    return ChaosReport.of(results, time.monotonic() - started)

@@ -1,0 +1,73 @@
+"""`durable-loop demo` wiring: the LLM from DURABLE_LOOP_LLM_* variables, the embedded dev
+server, an in-process worker, the trace and the PASS/FAIL verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from durable_loop.workers.cli import app
+from durable_loop.workers.demo_cmd import LLM_TIMEOUT_S, endpoint_from_env
+from durable_loop.workers.devserver import free_port, port_is_free
+from durable_loop.workers.errors import CliError
+from tests.conftest import unique
+from tests.demo.small_model import small_model
+
+
+def test_endpoint_from_environment():
+    assert endpoint_from_env({}) is None
+    endpoint = endpoint_from_env(
+        {
+            "DURABLE_LOOP_LLM_BASE_URL": "https://llm.example/",
+            "DURABLE_LOOP_LLM_MODEL": "some/model",
+            "DURABLE_LOOP_LLM_API_KEY_ENV": "EXAMPLE_KEY",
+            "DURABLE_LOOP_LLM_API_PREFIX": "api/v1",
+        }
+    )
+    assert endpoint is not None
+    assert (endpoint.base_url, endpoint.api_prefix) == ("https://llm.example", "/api/v1")
+    assert (endpoint.model, endpoint.api_key_env) == ("some/model", "EXAMPLE_KEY")
+    assert endpoint.timeout_s == LLM_TIMEOUT_S
+
+
+def test_base_url_without_a_model_is_refused():
+    with pytest.raises(CliError) as caught:
+        endpoint_from_env({"DURABLE_LOOP_LLM_BASE_URL": "http://127.0.0.1:9"})
+    assert caught.value.code == "CONFIG_ERROR"
+    assert "DURABLE_LOOP_LLM_MODEL" in caught.value.message
+
+
+def test_demo_command_end_to_end_on_an_endpoint_from_the_environment(tmp_path: Path, scripted_llm):
+    model = unique("hosted-model")
+    scripted_llm.script(model, [], then=small_model)
+    port, ui_port = free_port(), free_port()
+    env = {"DURABLE_LOOP_LLM_BASE_URL": scripted_llm.base_url, "DURABLE_LOOP_LLM_MODEL": model}
+    args = ["demo", "--state-dir", str(tmp_path), "--port", str(port), "--ui-port", str(ui_port)]
+    result = CliRunner().invoke(app, [*args, "--no-wait"], env=env)
+    assert result.exit_code == 0, (result.output, result.exception)
+    out = result.stdout
+    assert f"LLM: {model} at {scripted_llm.base_url}/v1" in out
+    assert "      calculate → 441" in out
+    assert "assistant: The result of 23 * 19 + 4 is 441." in out
+    assert "ok   a note holding 441 was saved" in out
+    assert "tokens in/out" in out, "the trace table is printed"
+    assert f"Web UI: http://127.0.0.1:{ui_port}/namespaces/default/workflows/session-demo-" in out
+    assert out.rstrip().endswith("`durable-loop server` reopens the UI.")
+    assert "demo: PASS" in out
+    assert port_is_free(port), "the dev server was stopped"
+    assert (tmp_path / "durable-loop.db").is_file() and (tmp_path / "temporal.db").is_file()
+
+
+def test_demo_command_fails_with_exit_code_1_on_a_wrong_answer(tmp_path: Path, scripted_llm):
+    from durable_loop.testing import reply
+
+    model = unique("hosted-model")
+    scripted_llm.script(model, [], then=reply.text("About 400."))
+    env = {"DURABLE_LOOP_LLM_BASE_URL": scripted_llm.base_url, "DURABLE_LOOP_LLM_MODEL": model}
+    args = ["demo", "--state-dir", str(tmp_path), "--port", str(free_port())]
+    result = CliRunner().invoke(app, [*args, "--ui-port", str(free_port()), "--no-wait"], env=env)
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert "FAIL reply 1 states 441 — About 400." in result.stdout
+    assert "demo: FAIL" in result.stdout
