@@ -32,6 +32,7 @@ class WorkerProcess:
     db_url: str
     log_dir: Path
     extra_args: list[str] = field(default_factory=list)
+    tools: str = TOOLS
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     kills: int = 0
@@ -49,7 +50,7 @@ class WorkerProcess:
             "--db-url",
             self.db_url,
             "--tools",
-            TOOLS,
+            self.tools,
             *self.extra_args,
         ]
 
@@ -59,6 +60,11 @@ class WorkerProcess:
 
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None, "start() the worker first"
+        return self.process.pid
 
     async def start(self, ready_timeout_s: float = 60.0) -> None:
         if self.running():

@@ -71,9 +71,10 @@ class ChaosReport(BaseModel):
         ]
         for s in self.scenarios:
             verdict = "ok" if s.ok else "FAILED"
+            survived = f"{s.survived}/{len(s.sessions)}"
             out.append(
-                f"{s.name:<28} {sum(s.faults.values()):>6} "
-                f"{s.survived:>4}/{len(s.sessions):<4} {s.duplicates:>4} {s.wall_s:>7.1f}  {verdict}"
+                f"{s.name:<28} {sum(s.faults.values()):>6} {survived:>9} "
+                f"{s.duplicates:>4} {s.wall_s:>7.1f}  {verdict}"
             )
             for problem in problems_of(s):
                 out.append(f"    - {problem}")

@@ -54,7 +54,7 @@ async def provider_faults(rig: ChaosRig, t: Tracker) -> None:
     )
     cut = sessions.start_and_send(cut_sid, rig.settings(cut_model), "go", message_id="p1")
     results = await asyncio.gather(*(run for *_, run in runs), cut)
-    for (kind, sid, model, _), result, index in zip(runs, results, range(len(runs)), strict=False):
+    for index, ((kind, sid, model, _), result) in enumerate(zip(runs, results, strict=False)):
         t.fault(kind)
         t.ended(sid, result, reply=f"done {index}")
         t.expect(rig.ledger.effects(sid) == 1, f"{kind}: the transfer ran once")
@@ -90,14 +90,14 @@ TOOL_FAULTS: dict[str, tuple[str, str, int]] = {
 async def tool_faults(rig: ChaosRig, t: Tracker) -> None:
     sessions = rig.sessions
     runs = []
-    for kind, (tool, _, _) in TOOL_FAULTS.items():
+    for tool, _, _ in TOOL_FAULTS.values():
         sid, model = rig.new_session(f"tool-{tool.replace('_', '-')}")
         t.session(sid)
         rig.llm.script(model, [reply.tool_call(tool, {}, "call_bad"), reply.text("handled")])
         runs.append(sessions.start_and_send(sid, rig.settings(model), "go", message_id="t1"))
     results = await asyncio.gather(*runs)
     for (kind, (tool, code, attempts)), sid, result in zip(
-        TOOL_FAULTS.items(), [s for s in t.result.sessions], results, strict=True
+        TOOL_FAULTS.items(), t.result.sessions, results, strict=True
     ):
         t.fault(kind)
         t.ended(sid, result, reply="handled")

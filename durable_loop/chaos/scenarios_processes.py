@@ -4,6 +4,7 @@ arrive) and the Temporal server (killed and restarted on its SQLite file)."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 from durable_loop.chaos.rig import ChaosRig, Gate, eventually, through_outages
 from durable_loop.chaos.scenario import Tracker, scenario
@@ -27,9 +28,12 @@ async def kill_worker_mid_llm(rig: ChaosRig, t: Tracker) -> None:
     )
     await gate.wait()
     await rig.kill_worker()
+    killed = time.monotonic()
     t.fault("worker SIGKILL during an LLM call")
     await rig.start_worker()
+    t.result.details["worker_restart_s"] = round(time.monotonic() - killed, 1)
     result = await asyncio.wait_for(sending, 120)
+    t.result.details["kill_to_reply_s"] = round(time.monotonic() - killed, 1)
     t.ended(sid, result, reply="paid 5")
     t.expect([c.ok for c in result.tool_calls] == [True], f"tool calls: {result.tool_calls}")
     t.expect(len(rig.llm.requests(model)) == 3, "the LLM call was retried exactly once")
@@ -48,9 +52,12 @@ async def kill_worker_mid_tool(rig: ChaosRig, t: Tracker) -> None:
     )
     await rig.wait_for_invocation(sid, "transfer")
     await rig.kill_worker()
+    killed = time.monotonic()
     t.fault("worker SIGKILL inside a side-effecting tool")
     await rig.start_worker()
+    t.result.details["worker_restart_s"] = round(time.monotonic() - killed, 1)
     result = await asyncio.wait_for(sending, 120)
+    t.result.details["kill_to_reply_s"] = round(time.monotonic() - killed, 1)
     t.ended(sid, result, reply="paid 7")
     attempts = await asyncio.to_thread(rig.ledger.invocations, sid, "transfer")
     t.expect(len(attempts) == 2, f"the tool was re-invoked once after the kill: {attempts}")

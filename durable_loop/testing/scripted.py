@@ -135,6 +135,9 @@ class ScriptedLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: with Nagle on, the body waits for the
+            # client's delayed ACK (~40 ms per reply), so a "zero-latency" endpoint was not.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: object) -> None:
                 return

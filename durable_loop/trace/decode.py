@@ -97,6 +97,7 @@ def decode_run(events: Sequence[HistoryEvent], run_id: str, run_index: int) -> D
 def _scheduled(activity: str, payloads: Payloads, event_id: int) -> LlmCall | ToolRun | None:
     if activity == names.LLM_TURN and (llm_in := _decode(payloads, LlmTurnInput)):
         return LlmCall(input=llm_in, scheduled_event_id=event_id)
-    if activity == names.RUN_TOOL and (tool_in := _decode(payloads, ToolRunInput)):
+    is_tool = activity in (names.RUN_TOOL, names.RUN_LONG_TOOL)
+    if is_tool and (tool_in := _decode(payloads, ToolRunInput)):
         return ToolRun(input=tool_in, scheduled_event_id=event_id)
     return None

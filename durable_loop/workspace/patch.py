@@ -170,15 +170,21 @@ def apply_ops(
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
             raise _invalid(f"ops[{index}] ({op['op']} {op['path']}) cannot apply: {err}") from None
         paths.extend(p for p in touched if p not in paths)
+        if op["op"] == "copy":  # copies can double the document per op: check each one
+            _check_size(working, limits, label)
     if not isinstance(working, dict):
         raise _invalid(f"the {label} must stay a JSON object")
-    size = utf8_len(canonical_dumps(working))
+    _check_size(working, limits, label)
+    return Applied(document=working, paths=paths)
+
+
+def _check_size(document: JsonValue, limits: WorkspaceLimits, label: str) -> None:
+    size = utf8_len(canonical_dumps(document))
     if size > limits.max_document_bytes:
         raise WorkspaceError(
             WORKSPACE_TOO_LARGE,
             f"the {label} would be {size} bytes; the limit is {limits.max_document_bytes}",
         )
-    return Applied(document=working, paths=paths)
 
 
 def read_path(document: Doc, path: str) -> JsonValue:

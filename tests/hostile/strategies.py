@@ -7,6 +7,7 @@ NaN / Infinity, duplicate keys, truncated and non-JSON text.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -40,7 +41,11 @@ NASTY_TEXT = st.one_of(
         ]
     ),
 )
-HUGE_TEXT = st.builds(lambda c, n: c * n, st.sampled_from(["a", "é", "\U0001f600", "\\"]), st.integers(10_000, 300_000))
+HUGE_TEXT = st.builds(
+    lambda c, n: c * n,
+    st.sampled_from(["a", "é", "\U0001f600", "\\"]),
+    st.integers(10_000, 100_000),
+)
 TEXT = st.one_of(NASTY_TEXT, NASTY_TEXT, NASTY_TEXT, HUGE_TEXT)
 NUMBERS = st.one_of(
     st.integers(),
@@ -69,25 +74,33 @@ def deep(depth: int, kind: str) -> str:
     return '{"a":' + "[" * depth + "]" * depth + "}"
 
 
-DEEP_TEXT = st.builds(deep, st.integers(1, 200_000), st.sampled_from(["list", "object", "mixed"]))
+DEEP_TEXT = st.builds(
+    deep,
+    st.one_of(st.integers(1, 300), st.integers(900, 1100), st.just(100_000)),
+    st.sampled_from(["list", "object", "mixed"]),
+)
 
 
 def _dumps(value: Any, ensure_ascii: bool) -> str:
     return json.dumps(value, ensure_ascii=ensure_ascii, allow_nan=True)
 
 
-ENCODED_JSON = st.builds(_dumps, json_values(), st.booleans())
+JSON_VALUES = json_values()
+ENCODED_JSON = st.builds(_dumps, JSON_VALUES, st.booleans())
 OBJECT_JSON = st.builds(
     _dumps, st.dictionaries(NASTY_TEXT, json_values(10), max_size=6), st.booleans()
 )
+
+
+SMALL_VALUES = json_values(5)
 
 
 @st.composite
 def duplicate_keys(draw: st.DrawFn) -> str:
     key = json.dumps(draw(NASTY_TEXT), ensure_ascii=draw(st.booleans()))
     first, second = (
-        json.dumps(draw(json_values(5)), allow_nan=True),
-        json.dumps(draw(json_values(5)), allow_nan=True),
+        json.dumps(draw(SMALL_VALUES), allow_nan=True),
+        json.dumps(draw(SMALL_VALUES), allow_nan=True),
     )
     return "{" + f"{key}:{first},{key}:{second}" + "}"
 
@@ -98,17 +111,10 @@ def truncated(draw: st.DrawFn) -> str:
     return text[: draw(st.integers(0, max(0, len(text) - 1)))]
 
 
-def raw_arguments() -> st.SearchStrategy[str]:
-    """What a model may put in a tool call's ``arguments`` string."""
-    return st.one_of(
-        OBJECT_JSON,
-        OBJECT_JSON,
-        ENCODED_JSON,
-        DEEP_TEXT,
-        duplicate_keys(),
-        truncated(),
-        TEXT,
-    )
+RAW_ARGUMENTS = st.one_of(
+    OBJECT_JSON, OBJECT_JSON, ENCODED_JSON, DEEP_TEXT, duplicate_keys(), truncated(), TEXT
+)
+"""What a model may put in a tool call's ``arguments`` string."""
 
 
 @st.composite
@@ -132,14 +138,14 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return found
 
 
+REPLACEMENTS = st.one_of(
+    json_values(6), st.sampled_from([None, [], {}, "", 0, -1, True, "x" * 5000, [None], [{}]])
+)
+
+
 def _mutate_once(draw: st.DrawFn, value: Any) -> Any:
     path = draw(st.sampled_from(_paths(value)))
-    replacement = draw(
-        st.one_of(
-            json_values(6),
-            st.sampled_from([None, [], {}, "", 0, -1, True, "x" * 5000, [None], [{}]]),
-        )
-    )
+    replacement = copy.deepcopy(draw(REPLACEMENTS))
     if not path:
         return replacement
     parent = value

@@ -20,9 +20,9 @@ from durable_loop.activities.dispatch import (
     to_envelope,
     validate_arguments,
 )
-from durable_loop.activities.tools import summarize_result
 from durable_loop.activities.store import StoredMessage
 from durable_loop.activities.store.transcript import message_json
+from durable_loop.activities.tools import summarize_result
 from durable_loop.toolcalling.canonical_json import arguments_fingerprint
 from durable_loop.toolcalling.contracts import ToolRunInput
 from durable_loop.toolcalling.envelope import Envelope
@@ -30,7 +30,7 @@ from durable_loop.toolcalling.errors import ErrorCode
 from durable_loop.toolcalling.messages import Message
 from durable_loop.toolcalling.registry import ToolContext, ToolRegistry
 from tests.hostile.budget import fuzz, hit
-from tests.hostile.strategies import json_values, raw_arguments
+from tests.hostile.strategies import JSON_VALUES, RAW_ARGUMENTS
 
 KNOWN_CODES = {str(code) for code in ErrorCode}
 CTX = ToolContext(
@@ -99,8 +99,8 @@ def assert_storable(envelope: Envelope, size: int) -> None:
     pydantic_data_converter.payload_converter.to_payloads([out])
 
 
-@fuzz(1500)
-@given(raw=raw_arguments(), name=st.sampled_from(["typed", "anything", "missing"]))
+@fuzz(1000)
+@given(raw=RAW_ARGUMENTS, name=st.sampled_from(["typed", "anything", "missing"]))
 def test_any_arguments_become_a_coded_envelope(raw: str, name: str) -> None:
     hit("dispatch: raw arguments")
     envelope, size = run(name, raw)
@@ -113,8 +113,8 @@ def test_any_arguments_become_a_coded_envelope(raw: str, name: str) -> None:
         assert envelope.error_codes == [ErrorCode.INVALID_JSON]
 
 
-@fuzz(600)
-@given(raw=raw_arguments())
+@fuzz(500)
+@given(raw=RAW_ARGUMENTS)
 def test_parse_and_validate_never_raise(raw: str) -> None:
     hit("dispatch: parse + validate")
     parsed = parse_arguments(raw)
@@ -129,10 +129,10 @@ def test_parse_and_validate_never_raise(raw: str) -> None:
         assert_storable(invalid, 0)
 
 
-@fuzz(800)
+@fuzz(500)
 @given(
     value=st.one_of(
-        json_values(),
+        JSON_VALUES,
         st.sets(st.integers(), max_size=3),
         st.builds(object),
         st.binary(max_size=20),

@@ -8,7 +8,9 @@ from durable_loop.router.bench_tools import travel_desk
 from durable_loop.router.config import RouterConfig
 from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of
+from durable_loop.toolcalling import names
 from durable_loop.toolcalling.config import RuntimeConfig
+from durable_loop.trace import build_trace, decode_run
 from tests.conftest import settings_for, unique
 
 ROUTER = RuntimeConfig(loop_strategy="router")
@@ -235,3 +237,26 @@ async def test_masked_tools_are_not_offered_to_the_router(loop_worker, scripted_
     assert "currency_convert" not in system_of(requests[0])
     assert result.pipeline.repairs and result.pipeline.choice == "none"
     assert result.tool_calls == []
+
+
+async def test_the_session_trace_carries_router_and_executor_ms(loop_worker, scripted_llm):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(
+        model,
+        [
+            route("call_tool", "weather_forecast"),
+            as_json({"tool": "weather_forecast", "args": {"city": "Oslo", "days": 2}}),
+            reply.text("Showers in Oslo."),
+        ],
+    )
+    async with loop_worker(travel_desk()) as w:
+        await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=ROUTER))
+        result = await w.sessions.send(sid, "oslo weather, 2 days")
+        runs = [decode_run(h.events, h.run_id, i) for i, h in enumerate(await w.histories(sid))]
+        stored = await w.store.read(sid)
+    trace = build_trace(sid, names.session_workflow_id(sid), runs, stored)
+    (traced,) = trace.message_results
+    assert traced.pipeline == result.pipeline
+    assert traced.pipeline.router_ms == result.pipeline.router_ms
+    assert traced.pipeline.executor_ms == result.pipeline.executor_ms
+    assert [r.input.name for r in runs[0].tool_runs] == ["weather_forecast"]

@@ -77,7 +77,9 @@ async def test_exact_repeat_in_a_later_message_returns_the_recorded_result(
         ("lookup", True, False, True),
     ]
     first_result_seq = 2
-    repeat_seq = next(m.seq for m in stored if m.message.tool_call_id == "call_0_lookup" and m.seq > 5)
+    repeat_seq = next(
+        m.seq for m in stored if m.message.tool_call_id == "call_0_lookup" and m.seq > 5
+    )
     original, repeat = envelope_at(stored, first_result_seq), envelope_at(stored, repeat_seq)
     assert repeat["data"] == original["data"] == "value of k1"
     assert repeat["deduplicated"] is True and "deduplicated" not in original
@@ -150,9 +152,7 @@ async def test_deduplication_survives_continue_as_new(loop_worker, scripted_llm)
                 break
             await w.sessions.send(sid, f"chat {index}")
         assert (await w.sessions.status(sid)).run_index > 0, "no continue-as-new happened"
-        scripted_llm.script(
-            model, [reply.tool_call("lookup", {"key": "k1"}), reply.text("again")]
-        )
+        scripted_llm.script(model, [reply.tool_call("lookup", {"key": "k1"}), reply.text("again")])
         again = await w.sessions.send(sid, "look up k1 again")
     assert log.count("lookup") == 1
     assert [(t.executed, t.deduplicated) for t in again.tool_calls] == [(False, True)]

@@ -16,6 +16,7 @@ from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of
 from durable_loop.toolcalling.names import long_running_queue
 from durable_loop.toolcalling.registry import ToolContext, ToolRegistry
+from durable_loop.trace import decode_run
 from durable_loop.workers.worker import WorkerDeps, build_tool_worker, new_http_client
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog
@@ -102,6 +103,8 @@ async def test_long_running_tool_runs_on_its_own_queue_and_heartbeats(
     assert long.task_queue.name == queue
     assert long.heartbeat_timeout.ToTimedelta().total_seconds() == 1
     assert scheduled["run_tool"].task_queue.name == w.task_queue
+    traced = decode_run(history.events, history.run_id, 0)
+    assert sorted(r.input.name for r in traced.tool_runs) == ["crunch", "plain"]
     # Without heartbeats the 1 s heartbeat timeout would fail the first attempt and the
     # tool would run again on a retry.
     assert [e.attempt for e in log.executions if e.name == "crunch"] == [1]

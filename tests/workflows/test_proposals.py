@@ -12,6 +12,7 @@ from durable_loop.activities.store import StoreConfig
 from durable_loop.activities.store.workspace import open_workspace_store
 from durable_loop.activities.store.workspace_proposals import get_proposal
 from durable_loop.testing import reply
+from durable_loop.testing.pytest_plugin import start_test_environment
 from durable_loop.toolcalling.config import RuntimeConfig
 from durable_loop.toolcalling.proposals import ProposalDecision
 from durable_loop.workspace.client import ApprovalClient
@@ -28,6 +29,18 @@ from tests.workflows.proposal_kit import (
 )
 
 RENAME = {"changes": [{"op": "replace", "path": "/title", "value": "New"}], "summary": "rename"}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def temporal_env():
+    """A server of this module's own: simulated days skip only these tests' timers, and
+    another test's leftovers (a workflow task no worker polls locks time skipping) cannot
+    stall ``env.sleep`` here."""
+    env = await start_test_environment()
+    try:
+        yield env
+    finally:
+        await env.shutdown()
 
 
 @pytest_asyncio.fixture

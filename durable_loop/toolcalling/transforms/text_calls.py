@@ -47,7 +47,7 @@ def _objects(text: str) -> list[JsonValue] | None:
     while index < len(text):
         try:
             value, end = decoder.raw_decode(text, index)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         values.extend(value if isinstance(value, list) else [value])
         index = end

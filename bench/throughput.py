@@ -1,0 +1,235 @@
+"""Throughput: turns per second with 1, 10, 100 and 1,000 concurrent sessions on ONE worker
+process (a real ``durable-loop worker`` subprocess), with SDK-default worker settings and
+with tuned ones, side by side in one run.
+
+A turn is one LLM call plus the tool call it asked for; each message is one tool turn and
+a final text turn (2 turns), against a zero-latency scripted endpoint and a no-op tool.
+Every session is created by update-with-start and then sends its next messages by Update.
+The worker's CPU seconds per turn are read from /proc, so a CPU-bound worker shows as one.
+
+    .venv/bin/python -m bench.throughput [--sessions 1,10,100,1000] [--quick]
+        [--tuned '{"max_cached_workflows": 2000, ...}']
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from bench.harness import (
+    ToolTurns,
+    cpu_s,
+    dev_server,
+    machine,
+    server_address,
+    settings_for,
+    tuning_args,
+)
+from durable_loop.activities.store import StoreConfig
+from durable_loop.chaos.processes import WorkerProcess
+from durable_loop.client import SessionClient
+from durable_loop.testing import ScriptedLLM
+from durable_loop.workers.worker import WorkerTuning
+
+TOOLS = "bench.harness:noop_tools"
+TARGET_AT_100 = 3.0
+DEFAULT_LEVELS = (1, 10, 100, 1000)
+TUNED = WorkerTuning(
+    max_concurrent_workflow_tasks=200,
+    max_concurrent_activities=400,
+    max_concurrent_local_activities=200,
+    max_cached_workflows=2000,
+    workflow_task_pollers=10,
+    activity_task_pollers=10,
+)
+DEFAULT_OUTPUT = Path(__file__).parent / "results" / "throughput.json"
+
+
+class Level(BaseModel):
+    config: str
+    sessions: int
+    messages_per_session: int
+    turns: int
+    completed_messages: int
+    failed_messages: int
+    wall_s: float
+    turns_per_s: float
+    worker_cpu_s_per_turn: float
+    errors: list[str] = []
+
+
+class ThroughputReport(BaseModel):
+    turn: str
+    configs: dict[str, WorkerTuning]
+    levels: list[Level]
+    ratio_tuned_vs_defaults: dict[int, float]
+    target_at_100: float = TARGET_AT_100
+    target_met: bool | None
+    machine: dict[str, object]
+    wall_s: float
+
+
+def messages_for(sessions: int, override: int | None) -> int:
+    return override or max(3, 30 // sessions)
+
+
+async def drive(
+    sessions: SessionClient, llm: ScriptedLLM, count: int, messages: int, label: str
+) -> tuple[int, list[str]]:
+    model = f"tp-{label}-{uuid.uuid4().hex[:6]}"
+    llm.script(model, [], then=ToolTurns(1))
+    settings = settings_for(llm, model)
+
+    async def one(index: int) -> int:
+        sid = f"tp-{label}-{index}-{uuid.uuid4().hex[:6]}"
+        done = 0
+        result = await sessions.start_and_send(sid, settings, "message 0")
+        done += result.status == "completed"
+        for m in range(1, messages):
+            result = await sessions.send(sid, f"message {m}")
+            done += result.status == "completed"
+        await sessions.handle(sid).terminate("bench done")
+        return done
+
+    outcomes = await asyncio.gather(*(one(i) for i in range(count)), return_exceptions=True)
+    llm.forget(model)
+    errors = [f"{type(o).__name__}: {o}" for o in outcomes if isinstance(o, BaseException)]
+    return sum(o for o in outcomes if isinstance(o, int)), errors[:5]
+
+
+async def measure(
+    address: str,
+    llm: ScriptedLLM,
+    workdir: Path,
+    config: str,
+    tuning: WorkerTuning,
+    count: int,
+    messages: int,
+    client_sessions: SessionClient,
+) -> Level:
+    queue = f"tp-{config}-{count}-{uuid.uuid4().hex[:6]}"
+    db = StoreConfig.sqlite_file(workdir / f"{queue}.db").url
+    worker = WorkerProcess(address, queue, db, workdir, tuning_args(tuning), tools=TOOLS)
+    await worker.start()
+    sessions = SessionClient(client_sessions.client, task_queue=queue, search_attributes=False)
+    try:
+        cpu_before = cpu_s(worker.pid)
+        started = time.perf_counter()
+        completed, errors = await drive(sessions, llm, count, messages, f"{config}-{count}")
+        wall = time.perf_counter() - started
+        cpu = cpu_s(worker.pid) - cpu_before
+    finally:
+        await asyncio.to_thread(worker.stop)
+    turns = completed * 2
+    expected = count * messages
+    return Level(
+        config=config,
+        sessions=count,
+        messages_per_session=messages,
+        turns=turns,
+        completed_messages=completed,
+        failed_messages=expected - completed,
+        wall_s=round(wall, 2),
+        turns_per_s=round(turns / wall, 1),
+        worker_cpu_s_per_turn=round(cpu / max(turns, 1), 4),
+        errors=errors,
+    )
+
+
+async def run(args: argparse.Namespace) -> list[Level]:
+    configs = {"defaults": WorkerTuning(), "tuned": args.tuned}
+    levels: list[Level] = []
+    with tempfile.TemporaryDirectory(prefix="throughput-") as tmp, ScriptedLLM() as llm:
+        async with dev_server() as env:
+            client_sessions = SessionClient(env.client, search_attributes=False)
+            for count in args.sessions:
+                messages = messages_for(count, args.messages)
+                for index, (name, tuning) in enumerate(configs.items()):
+                    order = list(configs.items())
+                    if count % 2:  # alternate which config goes first
+                        order.reverse()
+                    name, tuning = order[index]
+                    level = await measure(
+                        server_address(env),
+                        llm,
+                        Path(tmp),
+                        name,
+                        tuning,
+                        count,
+                        messages,
+                        client_sessions,
+                    )
+                    print(
+                        f"{name:>8} {count:>5} sessions x {messages} messages: "
+                        f"{level.turns_per_s:8.1f} turns/s, {level.wall_s:6.1f}s, "
+                        f"worker {1000 * level.worker_cpu_s_per_turn:.1f} CPU-ms/turn, "
+                        f"{level.failed_messages} failed",
+                        flush=True,
+                    )
+                    levels.append(level)
+    return levels
+
+
+def ratios(levels: list[Level]) -> dict[int, float]:
+    by = {(lv.config, lv.sessions): lv.turns_per_s for lv in levels}
+    return {
+        n: round(by[("tuned", n)] / by[("defaults", n)], 2)
+        for (config, n) in by
+        if config == "tuned" and by.get(("defaults", n))
+    }
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", help="comma-separated concurrency levels")
+    parser.add_argument("--messages", type=int, help="messages per session (default: max(3, 30/N))")
+    parser.add_argument("--tuned", help="WorkerTuning as JSON (default: bench.throughput.TUNED)")
+    parser.add_argument("--quick", action="store_true", help="1 and 5 sessions, 2 messages")
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    args = parser.parse_args(argv)
+    try:
+        levels = [int(s) for s in args.sessions.split(",")] if args.sessions else None
+        args.tuned = WorkerTuning.model_validate(json.loads(args.tuned)) if args.tuned else TUNED
+    except (ValueError, ValidationError) as err:
+        parser.error(f"BAD_ARGUMENT: {err}")
+    if levels is not None and (not levels or min(levels) < 1):
+        parser.error("BAD_SESSIONS: concurrency levels must be positive integers")
+    args.sessions = levels or ([1, 5] if args.quick else list(DEFAULT_LEVELS))
+    if args.quick:
+        args.messages = args.messages or 2
+    return args
+
+
+def main(argv: list[str] | None = None) -> ThroughputReport:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    levels = asyncio.run(run(args))
+    by_ratio = ratios(levels)
+    report = ThroughputReport(
+        turn="one LLM call plus the tool call it asked for; a message = 1 tool turn + 1 text turn",
+        configs={"defaults": WorkerTuning(), "tuned": args.tuned},
+        levels=levels,
+        ratio_tuned_vs_defaults=by_ratio,
+        target_met=by_ratio[100] >= TARGET_AT_100 if 100 in by_ratio else None,
+        machine=machine(),
+        wall_s=round(time.perf_counter() - started, 1),
+    )
+    print(f"tuned / defaults turns/s by sessions: {by_ratio} (target at 100: >= {TARGET_AT_100}x)")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(report.model_dump_json(indent=2) + "\n")
+    print(f"written to {args.output}")
+    sys.stdout.flush()
+    print(report.model_dump_json(), flush=True)
+    return report
+
+
+if __name__ == "__main__":
+    main()
