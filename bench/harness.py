@@ -164,9 +164,28 @@ def tuning_args(tuning: WorkerTuning) -> list[str]:
     """``durable-loop worker`` flags for a tuning (unset fields keep the SDK default)."""
     args: list[str] = []
     for name, value in tuning.model_dump(exclude_none=True).items():
-        args += [f"--{name.replace('_', '-')}", str(value)]
+        flag = name.replace("_", "-")
+        if isinstance(value, bool):
+            args.append(f"--{flag}" if value else f"--no-{flag}")
+        else:
+            args += [f"--{flag}", str(value)]
     return args
 
 
 def server_address(env: WorkflowEnvironment) -> str:
     return env.client.service_client.config.target_host
+
+
+def server_pid(env: WorkflowEnvironment) -> int | None:
+    """The dev server process behind ``env`` (found by its port in /proc), if any."""
+    port = server_address(env).rpartition(":")[2]
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"start-dev" in cmdline and port.encode() in cmdline:
+            return int(entry.name)
+    return None

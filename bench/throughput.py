@@ -30,6 +30,7 @@ from bench.harness import (
     dev_server,
     machine,
     server_address,
+    server_pid,
     settings_for,
     tuning_args,
 )
@@ -63,6 +64,9 @@ class Level(BaseModel):
     wall_s: float
     turns_per_s: float
     worker_cpu_s_per_turn: float
+    server_cpu_s_per_turn: float | None
+    bench_cpu_s_per_turn: float
+    """This process: the client driving the sessions and the scripted endpoint."""
     errors: list[str] = []
 
 
@@ -114,6 +118,7 @@ async def measure(
     count: int,
     messages: int,
     client_sessions: SessionClient,
+    server: int | None,
 ) -> Level:
     queue = f"tp-{config}-{count}-{uuid.uuid4().hex[:6]}"
     db = StoreConfig.sqlite_file(workdir / f"{queue}.db").url
@@ -122,10 +127,14 @@ async def measure(
     sessions = SessionClient(client_sessions.client, task_queue=queue, search_attributes=False)
     try:
         cpu_before = cpu_s(worker.pid)
+        server_before = cpu_s(server) if server else 0.0
+        bench_before = time.process_time()
         started = time.perf_counter()
         completed, errors = await drive(sessions, llm, count, messages, f"{config}-{count}")
         wall = time.perf_counter() - started
         cpu = cpu_s(worker.pid) - cpu_before
+        server_cpu = cpu_s(server) - server_before if server else None
+        bench_cpu = time.process_time() - bench_before
     finally:
         await asyncio.to_thread(worker.stop)
     turns = completed * 2
@@ -140,6 +149,8 @@ async def measure(
         wall_s=round(wall, 2),
         turns_per_s=round(turns / wall, 1),
         worker_cpu_s_per_turn=round(cpu / max(turns, 1), 4),
+        server_cpu_s_per_turn=round(server_cpu / max(turns, 1), 4) if server_cpu else None,
+        bench_cpu_s_per_turn=round(bench_cpu / max(turns, 1), 4),
         errors=errors,
     )
 
@@ -150,6 +161,7 @@ async def run(args: argparse.Namespace) -> list[Level]:
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp, ScriptedLLM() as llm:
         async with dev_server() as env:
             client_sessions = SessionClient(env.client, search_attributes=False)
+            server = server_pid(env)
             for count in args.sessions:
                 messages = messages_for(count, args.messages)
                 for index, (name, tuning) in enumerate(configs.items()):
@@ -166,11 +178,14 @@ async def run(args: argparse.Namespace) -> list[Level]:
                         count,
                         messages,
                         client_sessions,
+                        server,
                     )
                     print(
                         f"{name:>8} {count:>5} sessions x {messages} messages: "
                         f"{level.turns_per_s:8.1f} turns/s, {level.wall_s:6.1f}s, "
-                        f"worker {1000 * level.worker_cpu_s_per_turn:.1f} CPU-ms/turn, "
+                        f"CPU-ms/turn: worker {1000 * level.worker_cpu_s_per_turn:.1f}, "
+                        f"server {1000 * (level.server_cpu_s_per_turn or 0):.1f}, "
+                        f"bench {1000 * level.bench_cpu_s_per_turn:.1f}; "
                         f"{level.failed_messages} failed",
                         flush=True,
                     )

@@ -6,12 +6,14 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
+from durable_loop.activities.store.stream import StreamStore
 from durable_loop.observability.search_attributes import registered
+from durable_loop.streaming import StreamEvent, send_streaming
 from durable_loop.toolcalling import names
 from durable_loop.toolcalling.catalog import refuse_unreliable_enforced
 from durable_loop.toolcalling.config import LlmEndpoint, SessionSettings
@@ -46,9 +48,12 @@ class Progress(BaseModel):
     """One event while a message runs: a new transcript entry (tool calls and results as
     they happen), a new pending proposal, or the final result (always last)."""
 
-    kind: Literal["entry", "proposal", "result"]
+    kind: Literal["entry", "proposal", "text", "result"]
     entry: TailEntry | None = None
     proposal: PendingProposal | None = None
+    text: StreamEvent | None = Field(
+        default=None, description="Assistant text as it is generated (stream_replies)"
+    )
     result: RunResult | None = None
 
 
@@ -159,6 +164,21 @@ class SessionClient:
             result_type=RunResult,
         )
 
+    def send_streaming(
+        self,
+        session_id: str,
+        text: str,
+        chunks: StreamStore,
+        *,
+        message_id: str | None = None,
+        poll_s: float = 0.05,
+    ) -> AsyncIterator[StreamEvent]:
+        """Send a message and yield its assistant text as it is generated, then the
+        RunResult (sessions with ``stream_replies``; ``chunks`` reads the worker's store)."""
+        return send_streaming(
+            self.handle(session_id), chunks, session_id, text, message_id=message_id, poll_s=poll_s
+        )
+
     async def switch_model(
         self,
         session_id: str,
@@ -199,10 +219,12 @@ class SessionClient:
         settings: SessionSettings | None = None,
         message_id: str | None = None,
         poll_s: float = 0.25,
+        chunks: StreamStore | None = None,
     ) -> AsyncIterator[Progress]:
         """Send (update-with-start when ``settings`` are given) and yield progress while
-        the Update runs, by polling the ``transcript_tail`` and ``proposals`` Queries; the
-        last event carries the ``RunResult``. (Providers do not stream tokens yet.)"""
+        the Update runs, by polling the ``transcript_tail`` and ``proposals`` Queries and,
+        with ``chunks`` (the worker's store) and ``stream_replies`` on, the reply text as
+        it is generated; the last event carries the ``RunResult``."""
         try:
             seen_seq = (await self.status(session_id)).next_seq - 1
         except RPCError:
@@ -210,6 +232,7 @@ class SessionClient:
                 raise  # NOT_FOUND: no such session and nothing to start it with
             seen_seq = -1
         seen_proposals = {p.proposal_id for p in await self._pending_or_none(session_id)}
+        after_chunk = await chunks.last_id(session_id) if chunks is not None else 0
         if settings is None:
             call = self.send(session_id, text, message_id=message_id)
         else:
@@ -218,6 +241,14 @@ class SessionClient:
         try:
             while True:
                 await asyncio.wait({task}, timeout=poll_s)
+                finished = task.done()  # read once more after the end: nothing is left behind
+                for chunk in await chunks.read(session_id, after_id=after_chunk) if chunks else []:
+                    after_chunk = chunk.id
+                    if chunk.text:
+                        event = StreamEvent(
+                            kind="text", seq=chunk.seq, attempt=chunk.attempt, text=chunk.text
+                        )
+                        yield Progress(kind="text", text=event)
                 for entry in (await self.tail(session_id, limit=100)).entries:
                     if entry.seq > seen_seq:
                         seen_seq = entry.seq
@@ -226,7 +257,7 @@ class SessionClient:
                     if proposal.proposal_id not in seen_proposals:
                         seen_proposals.add(proposal.proposal_id)
                         yield Progress(kind="proposal", proposal=proposal)
-                if task.done():
+                if finished:
                     yield Progress(kind="result", result=task.result())
                     return
         finally:

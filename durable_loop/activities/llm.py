@@ -18,13 +18,16 @@ from temporalio import activity
 from durable_loop.activities.appends import write_appends
 from durable_loop.activities.heartbeat import heartbeating
 from durable_loop.activities.llm_request import build_turn_request
+from durable_loop.activities.llm_stream import ChunkWriter, post_streaming
 from durable_loop.activities.provider_http import adapter_for, post, read_api_key, read_reply
 from durable_loop.activities.store import StoredMessage, TranscriptStore
+from durable_loop.activities.store.stream import StreamStore
 from durable_loop.toolcalling import names
 from durable_loop.toolcalling.canonical_json import arguments_fingerprint, utf8_len
 from durable_loop.toolcalling.contracts import LlmTurnInput, LlmTurnOutput, ToolCallSummary
 from durable_loop.toolcalling.messages import Usage
 from durable_loop.toolcalling.providers.base import fill_missing_call_ids
+from durable_loop.toolcalling.providers.openai_stream import STREAMING_PROVIDERS, streaming_request
 from durable_loop.toolcalling.registry import ToolRegistry
 from durable_loop.toolcalling.transforms.inbound import InboundContext
 from durable_loop.toolcalling.transforms.registry import transform_tool_calls
@@ -37,11 +40,13 @@ class LlmActivities:
         http: httpx.AsyncClient,
         registry: ToolRegistry,
         environ: Mapping[str, str],
+        streams: StreamStore | None = None,
     ) -> None:
         self.store = store
         self.http = http
         self.registry = registry
         self.environ = environ
+        self.streams = streams or StreamStore(store.engine)
 
     @activity.defn(name=names.LLM_TURN)
     async def llm_turn(self, inp: LlmTurnInput) -> LlmTurnOutput:
@@ -55,6 +60,15 @@ class LlmActivities:
         api_key = read_api_key(self.environ, endpoint.api_key_env)
         turn = await build_turn_request(self.store, self.registry, adapter, inp)
         async with heartbeating(f"llm turn {inp.turn}"):
+            streamed = inp.stream and endpoint.provider in STREAMING_PROVIDERS
+        if streamed:
+            writer = ChunkWriter(
+                self.streams, session_id, inp.assistant_seq, activity.info().attempt
+            )
+            raw, latency_ms = await post_streaming(
+                self.http, endpoint, adapter, streaming_request(turn.request), api_key, writer
+            )
+        else:
             raw, latency_ms = await post(self.http, endpoint, adapter, turn.request, api_key)
         id_prefix = str(inp.assistant_seq)
         reply = read_reply(
@@ -84,6 +98,8 @@ class LlmActivities:
             meta["transforms"] = list(turn.plan.transforms)
         if inp.fallback_from:
             meta["fallback_from"] = list(inp.fallback_from)
+        if streamed:
+            meta["streamed"] = True
         if turn.report.dropped or turn.report.summary_seq is not None:
             meta["context"] = turn.report.model_dump(mode="json", exclude_defaults=True)
         await self.store.append(session_id, [(inp.assistant_seq, message, meta)])

@@ -12,6 +12,7 @@ from durable_loop.toolcalling.context_window import (
     ContextReport,
     TranscriptItem,
     build_context,
+    message_chars,
     tools_chars,
 )
 from durable_loop.toolcalling.contracts import LlmTurnInput
@@ -26,6 +27,7 @@ from durable_loop.toolcalling.transforms.registry import (
 )
 
 SUMMARY_META_KEY = "summary_of"
+TAIL_PAGE = 64
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,44 @@ def transcript_items(
     return items
 
 
+async def window_history(
+    store: TranscriptStore, session_id: str, upto_seq: int, budget_chars: int
+) -> tuple[list[StoredMessage], int]:
+    """What a context window of ``budget_chars`` can keep, without reading the whole
+    transcript: the newest whole units (a tool result is never the oldest row read) holding
+    more than the budget, plus the newest older summary. Returns the messages, oldest first,
+    and how many older ones were not read (they would all be left out).
+
+    Reading everything made each LLM turn cost O(transcript): at 5,000 turns (20,000
+    messages) about 2 s of store reads and parsing per call (bench/history_per_turn.py).
+    """
+    tail: list[StoredMessage] = []
+    chars = 0
+    cursor = upto_seq
+    while True:
+        page = await store.read_newest(session_id, cursor, TAIL_PAGE)
+        tail.extend(page)
+        chars += sum(message_chars(m.message) for m in page)
+        if len(page) < TAIL_PAGE:
+            return list(reversed(tail)), 0
+        cursor = page[-1].seq
+        if chars > budget_chars and tail[-1].message.role != "tool":
+            break
+    oldest = tail[-1].seq
+    older = [m for m in await store.read_role(session_id, "system", oldest) if _covers(m)]
+    newest = max([m for m in tail if _covers(m)] + older[-1:], key=lambda m: m.seq, default=None)
+    covers = min(_covers(newest), oldest) if newest else 0
+    # What build_context would report as dropped: older rows the summary does not cover.
+    unread = await store.count(session_id, oldest) - await store.count(session_id, covers)
+    unread -= sum(1 for m in older if m.seq >= covers)
+    return older[-1:] + list(reversed(tail)), unread
+
+
+def _covers(stored: StoredMessage) -> int:
+    covers = stored.meta.get(SUMMARY_META_KEY)
+    return covers if isinstance(covers, int) else 0
+
+
 def request_options(inp: LlmTurnInput, send_tools: bool) -> dict[str, JsonValue]:
     """The endpoint's own options, then the runtime overrides, then parallel_tool_calls."""
     options: dict[str, JsonValue] = {**inp.endpoint.llm_options, **inp.request_overrides}
@@ -71,13 +111,24 @@ async def build_turn_request(
     transforms = inp.transforms
     tools = registry.specs(inp.tool_names) if inp.send_tools else []
     tools = transform_tools(transforms.tool_transforms, tools)
-    history = await store.read(inp.transcript.session_id, upto_seq=inp.assistant_seq)
+    window = inp.endpoint.context_window
+    budget = window.budget_chars() if window else None
+    session_id = inp.transcript.session_id
+    if budget is None:
+        history, unread = await store.read(session_id, upto_seq=inp.assistant_seq), 0
+    else:
+        history, unread = await window_history(store, session_id, inp.assistant_seq, budget)
     context = build_context(
         transcript_items(history, transforms.tool_result_transforms),
         system_prompt=inp.system_prompt,
-        window=inp.endpoint.context_window,
+        window=window,
         fixed_chars=tools_chars(tools),
     )
+    if unread:
+        dropped = context.report.dropped + unread
+        context = context.model_copy(
+            update={"report": context.report.model_copy(update={"dropped": dropped})}
+        )
     plan = PromptPlan(
         model=inp.endpoint.model,
         provider=inp.endpoint.provider,

@@ -156,10 +156,11 @@ async def stream_message(
 ) -> AsyncIterable[ServerSentEvent]:
     """Like ``/messages`` but as Server-Sent Events while the message runs: ``entry``
     (a transcript entry: tool calls and results as they happen), ``proposal`` (a new
-    pending proposal), then ``result`` (the RunResult) or ``error`` (a coded error)."""
+    pending proposal), ``text`` (reply text as it is generated, for sessions with
+    ``stream_replies``), then ``result`` (the RunResult) or ``error`` (a coded error)."""
     deps.directory.remember(session_id)
     events = deps.sessions.send_with_progress(
-        session_id, body.text, settings=body.settings, message_id=message_id
+        session_id, body.text, settings=body.settings, message_id=message_id, chunks=deps.chunks
     )
     try:
         async with asyncio.timeout(deps.limits.reply_timeout_s):

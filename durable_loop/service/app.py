@@ -10,6 +10,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
+from durable_loop.activities.store.stream import StreamStore
 from durable_loop.activities.store.workspace import WorkspaceStore
 from durable_loop.client import SessionClient
 from durable_loop.service.auth import TokenBook
@@ -37,6 +38,8 @@ class ServiceDeps:
     limits: ServiceLimits = field(default_factory=ServiceLimits)
     ui_url: str | None = None
     """The Temporal Web UI, for links."""
+    chunks: StreamStore | None = None
+    """The worker's store of streamed reply text; the SSE endpoint forwards it."""
     directory: SessionDirectory = field(init=False)
 
     def __post_init__(self) -> None:

@@ -6,10 +6,19 @@ Use them to test your own tools and sessions against real HTTP without a real mo
 
     llm.script("my-model", [reply.tool_call("add", {"a": 1, "b": 2}), reply.text("3")])
 
-``reply_anthropic`` and ``reply_gemini`` build the same replies in those providers' shapes.
+``reply_anthropic`` and ``reply_gemini`` build the same replies in those providers' shapes,
+``reply_stream`` streamed (server-sent events) OpenAI-compatible ones.
 """
 
-from durable_loop.testing import reply, reply_anthropic, reply_gemini
+from durable_loop.testing import reply, reply_anthropic, reply_gemini, reply_stream
 from durable_loop.testing.scripted import RecordedRequest, Reply, ScriptedLLM
 
-__all__ = ["RecordedRequest", "Reply", "ScriptedLLM", "reply", "reply_anthropic", "reply_gemini"]
+__all__ = [
+    "RecordedRequest",
+    "Reply",
+    "ScriptedLLM",
+    "reply",
+    "reply_anthropic",
+    "reply_gemini",
+    "reply_stream",
+]

@@ -226,6 +226,11 @@ class RuntimeConfig(BaseModel):
         default=False,
         description="Permit tool_use_mode=enforced with a model not marked tool-call reliable",
     )
+    stream_replies: bool = Field(
+        default=False,
+        description="Stream assistant text into the store as it is generated (OpenAI-"
+        "compatible endpoints), for SessionClient.send_streaming; history is unchanged",
+    )
 
     @field_validator(
         "message_transforms",

@@ -191,6 +191,7 @@ class LlmTurnInput(BaseModel):
     fallback_from: list[str] = Field(
         default_factory=list, description="Models that failed this turn before this one"
     )
+    stream: bool = Field(default=False, description="Stream the text to the stream_chunks table")
 
 
 class ToolCallSummary(BaseModel):

@@ -7,8 +7,11 @@ functions whose signature and docstring generate the JSON schema.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
 from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, TypeVar, get_type_hints
 
@@ -53,13 +56,20 @@ class RegisteredTool:
     takes_context: bool
     is_async: bool
 
-    async def call(self, arguments: dict[str, JsonValue], ctx: ToolContext) -> object:
+    async def call(
+        self, arguments: dict[str, JsonValue], ctx: ToolContext, executor: Executor | None = None
+    ) -> object:
+        """A sync function runs in ``executor`` (default: the loop's default executor, which
+        has only min(32, CPUs + 4) threads), with the caller's context variables."""
         kwargs: dict[str, Any] = dict(arguments)
         if self.takes_context:
             kwargs["ctx"] = ctx
         if self.is_async:
             return await self.fn(**kwargs)
-        return await asyncio.to_thread(self.fn, **kwargs)
+        if executor is None:
+            return await asyncio.to_thread(self.fn, **kwargs)
+        run = functools.partial(contextvars.copy_context().run, self.fn, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(executor, run)
 
 
 def _doc_summary(fn: ToolFunction) -> str:

@@ -213,7 +213,10 @@ def demo_command(
     threads: Annotated[int | None, typer.Option(help="CPU threads for the local model")] = None,
     fix_template: Annotated[
         bool,
-        typer.Option(help="Local model: patched chat template (earlier tool arguments as-is)"),
+        typer.Option(
+            "--fix-template",
+            help="Local model: patched chat template (earlier tool arguments as-is)",
+        ),
     ] = False,
     wait: Annotated[
         bool | None,

@@ -198,15 +198,18 @@ def local_llm_command(
     ] = None,
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1")] = DEFAULT_PORT,
     threads: Annotated[int | None, typer.Option(help="CPU threads (default: all cores)")] = None,
-    fetch_only: Annotated[bool, typer.Option(help="Fetch and verify the model, then exit")] = False,
+    fetch_only: Annotated[
+        bool, typer.Option("--fetch-only", help="Fetch and verify the model, then exit")
+    ] = False,
     fetch: Annotated[
         bool, typer.Option(help="Fetch the model if it is missing (--no-fetch: fail instead)")
     ] = True,
     fix_template: Annotated[
         bool,
         typer.Option(
+            "--fix-template",
             help="Patch the chat template so earlier tool-call arguments reach the prompt "
-            "as-is instead of double-encoded (not needed by the demo)"
+            "as-is instead of double-encoded (not needed by the demo)",
         ),
     ] = False,
 ) -> None:

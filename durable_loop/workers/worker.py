@@ -10,6 +10,7 @@ import httpx
 from pydantic import BaseModel, Field
 from temporalio.client import Client
 from temporalio.worker import Interceptor, Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from durable_loop.activities.appends import TranscriptActivities
 from durable_loop.activities.llm import LlmActivities
@@ -34,6 +35,13 @@ class WorkerTuning(BaseModel):
     max_cached_workflows: int | None = Field(default=None, ge=0)
     workflow_task_pollers: int | None = Field(default=None, ge=1)
     activity_task_pollers: int | None = Field(default=None, ge=1)
+    sandbox_passthrough: bool | None = Field(
+        default=None,
+        description="Import durable_loop once for every workflow sandbox instead of once per "
+        "workflow instance: a new session or a cache miss costs about half the CPU "
+        "(bench/throughput.py). Determinism then rests on the rules and the replay tests "
+        "alone for durable_loop's own modules.",
+    )
 
 
 @dataclass
@@ -85,6 +93,10 @@ def build_worker(
     """``interceptors``: e.g. tracing and metrics (``durable_loop.observability``)."""
     tuning = tuning or WorkerTuning()
     options = {k: v for k, v in tuning.model_dump().items() if v is not None}
+    if options.pop("sandbox_passthrough", False):
+        options["workflow_runner"] = SandboxedWorkflowRunner(
+            restrictions=SandboxRestrictions.default.with_passthrough_modules("durable_loop")
+        )
     pollers = {}
     if "workflow_task_pollers" in options:
         pollers["max_concurrent_workflow_task_polls"] = options.pop("workflow_task_pollers")
@@ -113,6 +125,7 @@ def build_tool_worker(
     ``long_running_queue(<session queue>)``) and for ensembles placed on their own queue."""
     tools = ToolActivities(deps.store, deps.registry)
     options = {k: v for k, v in (tuning or WorkerTuning()).model_dump().items() if v is not None}
+    options.pop("sandbox_passthrough", None)
     options.pop("workflow_task_pollers", None)
     options.pop("max_concurrent_workflow_tasks", None)
     options.pop("max_cached_workflows", None)

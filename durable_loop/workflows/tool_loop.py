@@ -210,6 +210,7 @@ class MessageLoop:
                 inline_bytes=self.config.inline_bytes,
                 reply_inline_bytes=self.config.reply_inline_bytes,
                 transforms=self.config.transform_set(),
+                stream=self.config.stream_replies,
             )
             try:
                 out = await self.router.run_turn(inp, self._call_llm, failure_of, self.result)

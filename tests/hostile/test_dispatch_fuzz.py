@@ -8,6 +8,7 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import JsonValue
@@ -99,9 +100,36 @@ def assert_storable(envelope: Envelope, size: int) -> None:
     pydantic_data_converter.payload_converter.to_payloads([out])
 
 
+HAZARDS = [
+    '{"\\ud800": "\\udfff"}',  # lone surrogates as JSON escapes
+    '{"value": NaN}',
+    '{"value": -Infinity}',
+    '{"value": 1e400}',
+    '{"value": ' + "9" * 5000 + "}",  # past Python's int-from-text digit limit
+    '{"value":' + "[" * 300 + "]" * 300 + "}",  # deeper than pydantic validates
+    "[" * 100_000,
+    '{"value": 1, "value": 2}',
+    "\ufeff{}",
+]
+
+
 @fuzz(1000)
 @given(raw=RAW_ARGUMENTS, name=st.sampled_from(["typed", "anything", "missing"]))
 def test_any_arguments_become_a_coded_envelope(raw: str, name: str) -> None:
+    check_arguments(raw, name)
+
+
+@pytest.mark.parametrize("raw", HAZARDS)
+def test_known_hazards_become_coded_envelopes(raw: str) -> None:
+    """Regression cases found by the fuzzer (surrogates, NaN, 1e400, deep nesting)."""
+    for name in ("typed", "anything"):
+        check_arguments(raw, name)
+    envelope, _ = run("anything", raw)
+    if raw.startswith(('{"value": N', '{"value": -I', '{"value": 1e', '{"value":[')):
+        assert envelope.error_codes == [ErrorCode.INVALID_JSON], envelope
+
+
+def check_arguments(raw: str, name: str) -> None:
     hit("dispatch: raw arguments")
     envelope, size = run(name, raw)
     assert_storable(envelope, size)

@@ -37,9 +37,9 @@ from tests.hostile.strategies import (
     JSON_VALUES,
     NASTY_TEXT,
     RAW_ARGUMENTS,
+    SMALL_VALUES,
     TEXT,
     body_text,
-    json_values,
     mutated,
 )
 
@@ -48,7 +48,7 @@ KNOWN_CODES = {str(code) for code in ErrorCode} | {"HTTP_408", "HTTP_409", "HTTP
 CONTEXT = InboundContext(call_id_prefix="7", tool_names=["add", "search"])
 
 
-ENVELOPE_DATA = json_values(8)
+ENVELOPE_DATA = SMALL_VALUES
 
 
 @functools.cache
@@ -174,8 +174,8 @@ def test_classify_status_never_raises(provider: str, status: int, raw: str) -> N
 def transcripts(draw: st.DrawFn) -> list[Message]:
     """Stored transcripts as the loop writes them, with hostile content and arguments."""
     messages: list[Message] = [Message.user(draw(NASTY_TEXT) or "hi")]
-    for turn in range(draw(st.integers(0, 3))):
-        names = draw(st.lists(st.sampled_from(["add", "search", "nope"]), max_size=3))
+    for turn in range(draw(st.integers(0, 2))):
+        names = draw(st.lists(st.sampled_from(["add", "search", "nope"]), max_size=2))
         calls = [
             ToolCall(id=f"c{turn}_{i}", name=name, arguments=draw(RAW_ARGUMENTS))
             for i, name in enumerate(names)
@@ -203,7 +203,7 @@ def _storable(messages: list[Message]) -> list[Message]:
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-@fuzz(200)
+@fuzz(150)
 @given(messages=transcripts())
 def test_any_stored_transcript_builds_a_strict_json_request(
     provider: str, messages: list[Message]
@@ -213,4 +213,56 @@ def test_any_stored_transcript_builds_a_strict_json_request(
     plan = PromptPlan(model="m", provider=provider, session_id="s", upto_seq=9, tools=tools)
     request = ADAPTERS[provider].build_request(plan, messages)
     # What httpx sends must be strict JSON: no NaN / Infinity, encodable as UTF-8.
+    json.dumps(request.body, allow_nan=False).encode("utf-8")
+
+
+PROVIDER_HAZARDS = {
+    "openai": [
+        '{"choices":[{"message":{"content":"\\ud800","tool_calls":[{"id":"\\udfff",'
+        '"type":"function","function":{"name":"add\\ud83d","arguments":"{}"}}]},'
+        '"finish_reason":"\\ud800"}]}',
+        '{"choices":[{"message":{"content":"<tool_call>' + "[" * 5000 + '</tool_call>"}}]}',
+        '{"choices":[{"message":{"content":"' + "[" * 5000 + '"}}]}',
+    ],
+    "anthropic": [
+        '{"type":"message","content":[{"type":"tool_use","id":"t","name":"add",'
+        '"input":{"a":NaN,"b":"\\ud800"}}],"stop_reason":"tool_use"}',
+        '{"type":"message","content":[{"type":"tool_use","id":"t","name":"add","input":'
+        + '{"a":' * 400
+        + "1"
+        + "}" * 400
+        + '}],"stop_reason":"tool_use"}',
+    ],
+    "gemini": [
+        '{"candidates":[{"content":{"parts":[{"functionCall":{"name":"add","args":'
+        '{"x":Infinity}}},{"text":"\\udc80"}]},"finishReason":"\\ud800"}]}',
+        "[" * 100_000,
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("provider", "raw"), [(p, raw) for p, raws in PROVIDER_HAZARDS.items() for raw in raws]
+)
+def test_known_provider_hazards(provider: str, raw: str) -> None:
+    """Regression cases found by the fuzzer: lone surrogates, NaN, deep nesting."""
+    hit(f"providers: {provider} parse")
+    endpoint = LlmEndpoint(provider=provider, model="m", base_url="http://x")
+    try:
+        parsed = read_reply(
+            ADAPTERS[provider],
+            endpoint,
+            raw,
+            None,
+            response_transforms=list(RESPONSE_TRANSFORMS) if provider == "openai" else [],
+            context=CONTEXT,
+        )
+    except ApplicationError as err:
+        assert err.type == ErrorCode.PROVIDER_BAD_RESPONSE
+        assert "Error: " not in err.message.split("; response began")[0], err.message
+        return
+    assert_storable(parsed.message)
+    plan = PromptPlan(model="m", provider=provider, session_id="s", upto_seq=2)
+    stored = Message.model_validate_json(message_json(parsed.message))
+    request = ADAPTERS[provider].build_request(plan, [Message.user("hi"), stored])
     json.dumps(request.body, allow_nan=False).encode("utf-8")

@@ -77,7 +77,7 @@ def openai_bodies(draw: st.DrawFn) -> dict:
 
 
 @pytest.mark.parametrize("name", RESPONSE_TRANSFORMS)
-@fuzz(250)
+@fuzz(200)
 @given(body=openai_bodies())
 def test_response_transforms_are_total(name: str, body: dict) -> None:
     hit("transforms: response")
@@ -144,7 +144,7 @@ def test_tool_result_transforms_are_total(
 
 
 @pytest.mark.parametrize("name", MESSAGE_TRANSFORMS)
-@fuzz(150)
+@fuzz(100)
 @given(data=st.data())
 def test_message_transforms_are_total(name: str, data: st.DataObject) -> None:
     hit("transforms: outbound messages")

@@ -22,7 +22,7 @@ from durable_loop.workspace.patch import (
     read_path,
 )
 from tests.hostile.budget import fuzz, hit
-from tests.hostile.strategies import JSON_VALUES, NASTY_TEXT, json_values, mutated
+from tests.hostile.strategies import JSON_VALUES, NASTY_TEXT, SMALL_VALUES
 
 LIMITS = WorkspaceLimits(max_ops=20, max_change_bytes=20_000, max_document_bytes=50_000)
 CODES = {
@@ -59,17 +59,21 @@ POINTERS = st.one_of(
 )
 OP = st.fixed_dictionaries(
     {"op": st.sampled_from([*OPS, "delete", ""]), "path": POINTERS},
-    optional={"value": json_values(8), "from": POINTERS, "extra": st.none()},
+    optional={"value": SMALL_VALUES, "from": POINTERS, "extra": st.none()},
+)
+MISSHAPEN_OP = st.dictionaries(
+    st.sampled_from(["op", "path", "value", "from", "x"]), st.one_of(SMALL_VALUES, POINTERS)
 )
 CHANGE_SETS = st.one_of(
     st.lists(OP, max_size=6),
-    st.lists(OP, min_size=1, max_size=3).flatmap(mutated),
+    st.lists(OP, max_size=6),
+    st.lists(st.one_of(OP, MISSHAPEN_OP), min_size=1, max_size=4),
     JSON_VALUES,
 )
 LOCKS = st.lists(st.sampled_from(["/title", "/tags", "/meta/owner", "/tags/1", ""]), max_size=2)
 
 
-@fuzz(1200)
+@fuzz(1000)
 @given(raw=CHANGE_SETS, locks=LOCKS)
 @example(raw=[{"op": "move", "from": "/meta", "path": "/meta/inner"}], locks=[])
 @example(raw=[{"op": "add", "path": "/x", "value": float("nan")}], locks=[])

@@ -28,13 +28,14 @@ async def service(ws, store_url):
     """``async with service(w) as http:`` an httpx client on the app (ASGI transport)."""
 
     @asynccontextmanager
-    async def open_service(w, **limits) -> AsyncIterator[httpx.AsyncClient]:
+    async def open_service(w, chunks=None, **limits) -> AsyncIterator[httpx.AsyncClient]:
         deps = ServiceDeps(
             sessions=w.sessions,
             tokens=TokenBook(TOKENS),
             workspace=ws,
             db_url=store_url,
             limits=ServiceLimits(**limits),
+            chunks=chunks,
         )
         transport = httpx.ASGITransport(app=create_app(deps))
         async with httpx.AsyncClient(transport=transport, base_url="http://service") as http:

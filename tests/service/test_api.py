@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from durable_loop.testing import reply
+from durable_loop.activities.store.stream import StreamStore
+from durable_loop.testing import reply, reply_stream
+from durable_loop.toolcalling.config import RuntimeConfig
 from durable_loop.workspace.tools import workspace_tools
 from tests.client.kit import FACTS, session_with_proposal
 from tests.conftest import settings_for, unique
@@ -235,3 +237,19 @@ async def test_streamed_message_shows_tool_calls_then_the_result(
     ]
     assert (unknown.status_code, code_of(unknown)) == (404, "SESSION_NOT_FOUND")
     assert (too_long.status_code, code_of(too_long)) == (413, "MESSAGE_TOO_LARGE")
+
+
+async def test_streamed_message_forwards_reply_text(loop_worker, scripted_llm, service):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply_stream.text("It ", "is ", "fi", "ve.")])
+    runtime = RuntimeConfig(stream_replies=True)
+    async with loop_worker() as w, service(w, chunks=StreamStore(w.store.engine)) as http:
+        await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
+        streamed = await http.post(
+            f"/v1/sessions/{sid}/messages/stream", json={"text": "2+3?"}, headers=ALICE
+        )
+    events = sse_events(streamed.text)
+    texts = [data["text"]["text"] for kind, data in events if kind == "text"]
+    assert "".join(texts) == "It is five."
+    assert events[-1][0] == "result"
+    assert events[-1][1]["result"]["reply"] == "It is five."

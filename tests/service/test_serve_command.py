@@ -71,7 +71,7 @@ async def test_serve_answers_with_auth(temporal_env, tmp_path):
         await asyncio.wait_for(process.communicate(), 30)
     assert refused.status_code == 401
     assert listing.status_code == 200, listing.text
-    assert listing.json() == {"items": [], "source": "registry"}
+    assert listing.json()["items"] == []
     assert missing.status_code == 404
     assert missing.json()["error"]["code"] == "SESSION_NOT_FOUND"
     assert page.status_code == 200 and "API token" in page.text

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from pydantic import JsonValue
 from pydantic_core import PydanticSerializationError
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -82,6 +82,36 @@ class TranscriptStore:
         async with self.engine.connect() as conn:
             rows = (await conn.execute(query.order_by(TranscriptRow.seq))).all()
         return [_to_stored(r) for r in rows]
+
+    async def read_newest(self, session_id: str, upto_seq: int, limit: int) -> list[StoredMessage]:
+        """The ``limit`` newest messages with seq < ``upto_seq``, newest first."""
+        query = (
+            select(TranscriptRow.__table__)
+            .where(TranscriptRow.session_id == session_id, TranscriptRow.seq < upto_seq)
+            .order_by(TranscriptRow.seq.desc())
+            .limit(limit)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [_to_stored(r) for r in rows]
+
+    async def read_role(self, session_id: str, role: str, upto_seq: int) -> list[StoredMessage]:
+        """Messages of one role with seq < ``upto_seq``, oldest first."""
+        query = select(TranscriptRow.__table__).where(
+            TranscriptRow.session_id == session_id,
+            TranscriptRow.seq < upto_seq,
+            TranscriptRow.role == role,
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query.order_by(TranscriptRow.seq))).all()
+        return [_to_stored(r) for r in rows]
+
+    async def count(self, session_id: str, upto_seq: int) -> int:
+        query = select(func.count()).where(
+            TranscriptRow.session_id == session_id, TranscriptRow.seq < upto_seq
+        )
+        async with self.engine.connect() as conn:
+            return int((await conn.execute(query)).scalar_one())
 
 
 def message_json(message: Message) -> str:

@@ -8,27 +8,28 @@ retries and worker crashes never apply a change twice.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TypeVar, cast
 
-from pydantic import BaseModel, Field, JsonValue
-from sqlalchemy import Table, func, insert, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.exc import IntegrityError, OperationalError
+from pydantic import JsonValue
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from durable_loop.activities.store.engine import StoreConfig, async_engine, migrate
-from durable_loop.activities.store.workspace_schema import (
-    AuditRow,
-    WorkspaceRow,
-    WriteRow,
+from durable_loop.activities.store.workspace_base import (
+    AUDIT,
+    WRITES,
+    WS,
+    AuditEntry,
+    ChangeSource,
+    Snapshot,
+    StaleWrite,
+    WriteResult,
+    dumps,
+    insert_ignore,
+    retrying,
+    snapshot_of,
 )
-from durable_loop.toolcalling.canonical_json import canonical_dumps
 from durable_loop.toolcalling.proposals import SettleOutput
 from durable_loop.workspace.patch import (
     STALE_VERSION,
@@ -41,105 +42,7 @@ from durable_loop.workspace.patch import (
     tokens,
 )
 
-T = TypeVar("T")
-WS = cast(Table, WorkspaceRow.__table__)
-AUDIT = cast(Table, AuditRow.__table__)
-WRITES = cast(Table, WriteRow.__table__)
-ATTEMPTS = 8
-
-
-class Snapshot(BaseModel):
-    workspace_id: str
-    facts: Doc = Field(default_factory=dict)
-    draft: Doc = Field(default_factory=dict)
-    locks: list[str] = Field(default_factory=list)
-    ui_state: JsonValue = None
-    version: int = 0
-    facts_version: int = 0
-
-
-class WriteResult(BaseModel):
-    workspace_id: str
-    version: int
-    facts_version: int
-    paths: list[str] = Field(default_factory=list)
-
-
-class AuditEntry(BaseModel):
-    workspace_id: str
-    version: int
-    target: str
-    op: str
-    path: str
-    value: JsonValue = None
-    actor: str
-    actor_kind: str
-    session_id: str | None = None
-    turn: int | None = None
-    call_id: str | None = None
-    proposal_id: str | None = None
-    comment: str | None = None
-    created_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class ChangeSource:
-    """Who or what makes a change, and where: recorded on every audit row."""
-
-    actor: str
-    actor_kind: str = "app"
-    session_id: str | None = None
-    turn: int | None = None
-    call_id: str | None = None
-    proposal_id: str | None = None
-    comment: str | None = None
-    idempotency_key: str | None = None
-
-
-class StaleWrite(Exception):
-    """Another writer changed the workspace between our read and our write."""
-
-
-def insert_ignore(engine_or_conn: AsyncEngine | AsyncConnection, table: object):  # type: ignore[no-untyped-def]
-    dialect = engine_or_conn.dialect.name
-    if dialect == "sqlite":
-        return sqlite_insert(table).on_conflict_do_nothing()  # type: ignore[arg-type]
-    if dialect == "postgresql":
-        return pg_insert(table).on_conflict_do_nothing()  # type: ignore[arg-type]
-    return insert(table)  # type: ignore[arg-type]
-
-
-def dumps(value: JsonValue) -> str:
-    return canonical_dumps(value)
-
-
-def _snapshot(row: object) -> Snapshot:
-    m = row._mapping  # type: ignore[attr-defined]
-    return Snapshot(
-        workspace_id=m["workspace_id"],
-        facts=json.loads(m["facts_json"]),
-        draft=json.loads(m["draft_json"]),
-        locks=json.loads(m["locks_json"]),
-        ui_state=json.loads(m["ui_state_json"]) if m["ui_state_json"] is not None else None,
-        version=m["version"],
-        facts_version=m["facts_version"],
-    )
-
-
-async def retrying(attempt: Callable[[], Awaitable[T]]) -> T:
-    """Re-run a read-check-write transaction a few times on write races (never merges)."""
-    for n in range(ATTEMPTS):
-        try:
-            return await attempt()
-        except (StaleWrite, IntegrityError) as err:
-            last: Exception = err
-        except OperationalError as err:  # SQLite: another writer holds the database
-            if "locked" not in str(err) and "busy" not in str(err):
-                raise
-            last = err
-        await asyncio.sleep(0.01 * (n + 1))
-    raise WorkspaceError(STALE_VERSION, f"the workspace kept changing under this write: {last}")
-
+__all__ = ["AuditEntry", "ChangeSource", "Snapshot", "WorkspaceStore", "WriteResult"]
 
 SettledListener = Callable[[SettleOutput], Awaitable[None]]
 
@@ -165,7 +68,7 @@ class WorkspaceStore:
     async def snapshot(self, workspace_id: str) -> Snapshot:
         async with self.engine.connect() as conn:
             row = (await conn.execute(select(WS).where(WS.c.workspace_id == workspace_id))).first()
-        return _snapshot(row) if row else Snapshot(workspace_id=workspace_id)
+        return snapshot_of(row) if row else Snapshot(workspace_id=workspace_id)
 
     async def audit(self, workspace_id: str) -> list[AuditEntry]:
         query = select(AUDIT).where(AUDIT.c.workspace_id == workspace_id).order_by(AUDIT.c.id)
@@ -187,7 +90,7 @@ class WorkspaceStore:
         query = select(WS).where(WS.c.workspace_id == workspace_id)
         if conn.dialect.name == "postgresql":
             query = query.with_for_update()
-        return _snapshot((await conn.execute(query)).one())
+        return snapshot_of((await conn.execute(query)).one())
 
     async def save(
         self, conn: AsyncConnection, read: Snapshot, new: Snapshot, *, facts_changed: bool = False
@@ -342,7 +245,9 @@ class WorkspaceStore:
                     read.model_copy(update={target: applied.document}),
                     facts_changed=target == "facts",
                 )
-                await self.record(conn, workspace_id, saved.version, source, _entries(target, ops))
+                await self.record(
+                    conn, workspace_id, saved.version, source, audit_entries(target, ops)
+                )
                 result = WriteResult(
                     workspace_id=workspace_id,
                     version=saved.version,
@@ -395,7 +300,7 @@ class WorkspaceStore:
         return await retrying(attempt)
 
 
-def _entries(target: str, ops: list[Op]) -> list[tuple[str, str, str, JsonValue]]:
+def audit_entries(target: str, ops: list[Op]) -> list[tuple[str, str, str, JsonValue]]:
     entries: list[tuple[str, str, str, JsonValue]] = []
     for op in ops:
         value: JsonValue = op.get("value")

@@ -20,14 +20,8 @@ from pydantic import BaseModel, Field, JsonValue
 from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from durable_loop.activities.store.workspace import (
-    AUDIT,
-    ChangeSource,
-    StaleWrite,
-    WorkspaceStore,
-    _entries,
-    retrying,
-)
+from durable_loop.activities.store.workspace import WorkspaceStore, audit_entries
+from durable_loop.activities.store.workspace_base import AUDIT, ChangeSource, StaleWrite, retrying
 from durable_loop.activities.store.workspace_schema import ProposalRow
 from durable_loop.toolcalling.errors import CodedError
 from durable_loop.toolcalling.proposals import ProposalNotice, SettleInput, SettleOutput
@@ -277,7 +271,7 @@ async def _commit(
         return SettleOutput(proposal_id=record.proposal_id, status="failed", error=error)
     new = read.model_copy(update={"facts": applied.document})
     saved = await store.save(conn, read, new, facts_changed=True)
-    entries = [*_entries("facts", record.changes), ("proposal", "confirm", "", None)]
+    entries = [*audit_entries("facts", record.changes), ("proposal", "confirm", "", None)]
     await store.record(conn, record.workspace_id, saved.version, source, entries)
     return SettleOutput(
         proposal_id=record.proposal_id, status="committed", facts_version=saved.facts_version

@@ -85,6 +85,7 @@ def open_service_deps(
     from contextlib import asynccontextmanager
 
     from durable_loop.activities.store import StoreConfig
+    from durable_loop.activities.store.stream import StreamStore
     from durable_loop.activities.store.workspace import open_workspace_store
     from durable_loop.client import SessionClient
     from durable_loop.service.app import ServiceDeps
@@ -105,6 +106,7 @@ def open_service_deps(
                 db_url=settings.db_url,
                 limits=limits,
                 ui_url=settings.temporal.ui_url(),
+                chunks=StreamStore(workspace.engine),
             )
         finally:
             await workspace.close()

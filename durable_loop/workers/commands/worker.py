@@ -82,6 +82,13 @@ def worker(
     activity_task_pollers: Annotated[
         int | None, _tuning("--activity-task-pollers", "Concurrent activity task polls.")
     ] = None,
+    sandbox_passthrough: Annotated[
+        bool | None,
+        _tuning(
+            "--sandbox-passthrough/--no-sandbox-passthrough",
+            "Import durable_loop once for all workflow sandboxes (cheaper session starts).",
+        ),
+    ] = None,
 ) -> None:
     """Run a worker for the session workflow until Ctrl-C or SIGTERM."""
     import asyncio
@@ -107,6 +114,7 @@ def worker(
             "max_cached_workflows": max_cached_workflows,
             "workflow_task_pollers": workflow_task_pollers,
             "activity_task_pollers": activity_task_pollers,
+            "sandbox_passthrough": sandbox_passthrough,
         },
         task_queue=task_queue,
         db_url=db_url,

@@ -1,0 +1,67 @@
+"""The windowed transcript read sends exactly what a full read would, reading only the tail."""
+
+from __future__ import annotations
+
+import pytest
+
+from durable_loop.activities.llm_request import (
+    SUMMARY_META_KEY,
+    TAIL_PAGE,
+    transcript_items,
+    window_history,
+)
+from durable_loop.activities.store import StoreConfig, open_store
+from durable_loop.toolcalling.config import ContextWindow
+from durable_loop.toolcalling.context_window import build_context, summary_message
+from durable_loop.toolcalling.envelope import Envelope
+from durable_loop.toolcalling.messages import Message, ToolCall
+
+
+def unit(turn: int, size: int) -> list[Message]:
+    calls = [ToolCall(id=f"c{turn}_{i}", name="read", arguments='{"page": 1}') for i in range(2)]
+    results = [
+        Message.tool_result(c.id, "read", Envelope.success("x" * size + str(turn))) for c in calls
+    ]
+    return [
+        Message.user(f"question {turn}"),
+        Message(role="assistant", tool_calls=calls),
+        *results,
+        Message(role="assistant", content=f"answer {turn}"),
+    ]
+
+
+@pytest.fixture
+async def store(tmp_path):
+    store = open_store(StoreConfig.sqlite_file(tmp_path / "t.db"))
+    rows = []
+    for turn in range(60):
+        for message in unit(turn, 300 + 37 * (turn % 5)):
+            rows.append((len(rows), message, {}))
+    summary_at = len(rows)
+    rows.append((summary_at, summary_message("the first 20 turns"), {SUMMARY_META_KEY: 100}))
+    for turn in range(60, 90):
+        for message in unit(turn, 250):
+            rows.append((len(rows), message, {}))
+    await store.append("s", rows)
+    yield store
+    await store.close()
+
+
+@pytest.mark.parametrize("budget", [50, 900, 5_000, 20_000, 60_000, 10_000_000])
+@pytest.mark.parametrize("upto", [150, 300, 441])
+async def test_windowed_read_keeps_what_a_full_read_keeps(store, budget, upto):
+    window = ContextWindow(max_chars=budget)
+    full = build_context(
+        transcript_items(await store.read("s", upto_seq=upto), []),
+        system_prompt="be brief",
+        window=window,
+    )
+    history, unread = await window_history(store, "s", upto, budget)
+    windowed = build_context(transcript_items(history, []), system_prompt="be brief", window=window)
+    assert windowed.messages == full.messages
+    assert windowed.report.first_kept_seq == full.report.first_kept_seq
+    assert windowed.report.summary_seq == full.report.summary_seq
+    assert windowed.report.dropped + unread == full.report.dropped
+    assert all(m.message.role != "tool" for m in history[:1])
+    if budget <= 5_000 and upto > 2 * TAIL_PAGE:
+        assert len(history) < upto // 2, "a small window reads only the tail"
