@@ -144,12 +144,14 @@ def main(argv: list[str] | None = None) -> ParallelToolsReport:
     parser.add_argument("--tools", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=3, help="messages per variant")
-    parser.add_argument("--quick", action="store_true", help="one repeat")
+    parser.add_argument("--quick", action="store_true", help="one repeat of 0.25 s tools")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args(argv)
     if not 1 <= args.tools <= 64 or args.seconds <= 0:
         parser.error("BAD_ARGUMENT: --tools 1..64 and --seconds > 0")
     repeats = 1 if args.quick else max(1, args.repeats)
+    if args.quick:
+        args.seconds = 0.25
     variants = asyncio.run(run(args.tools, args.seconds, repeats))
     report = ParallelToolsReport(
         variants=variants, target_met=all(v.target_met for v in variants), machine=machine()

@@ -34,6 +34,7 @@ from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
 
 TOOLS = "durable_loop.workers.workspace_tools:registry"
 IN_FLIGHT = 64
+BATCHES = 4
 WAKE = 5
 SETTLE_S = 3.0
 DEFAULT_OUTPUT = Path(__file__).parent / "results" / "parked_sessions.json"
@@ -58,6 +59,11 @@ class CacheRun(BaseModel):
     worker_rss_mb_parked: float
     worker_rss_mb_growth: float
     worker_kb_per_parked_session: float
+    rss_curve: list[tuple[int, float]]
+    """(sessions parked so far, worker RSS MB) after each batch."""
+    marginal_kb_per_session: float | None
+    """RSS slope between the first and the last batch: the cost of one more parked session
+    once the worker is warm."""
     worker_cpu_s: float
     wake_s: list[float]
     woken_committed: int
@@ -73,16 +79,30 @@ class ParkedReport(BaseModel):
 
 
 async def park(
-    sessions: SessionClient, llm: ScriptedLLM, model: str, count: int, label: str
-) -> tuple[list[str], int]:
+    sessions: SessionClient,
+    llm: ScriptedLLM,
+    model: str,
+    count: int,
+    in_flight: int,
+    pid: int,
+) -> tuple[list[str], int, list[tuple[int, float]]]:
+    """Park ``count`` sessions in BATCHES, ``in_flight`` at a time; returns their ids, how
+    many parked, and the worker's RSS after each batch (parked so far, MB)."""
     settings = settings_for(llm, model)
-    ids = [f"park-{label}-{i}-{uuid.uuid4().hex[:6]}" for i in range(count)]
+    ids = [f"park-{i}-{uuid.uuid4().hex[:8]}" for i in range(count)]
 
-    def start(sid: str):  # type: ignore[no-untyped-def]
+    def start(sid: str):
         return lambda: sessions.start_and_send(sid, settings, "set a budget of 100")
 
-    results = await bounded([start(sid) for sid in ids], IN_FLIGHT)
-    return ids, sum(r.status == "completed" for r in results)
+    parked, curve = 0, []
+    size = -(-count // BATCHES)
+    for first in range(0, count, size):
+        batch = [start(sid) for sid in ids[first : first + size]]
+        results = await bounded(batch, in_flight)
+        parked += sum(r.status == "completed" for r in results)
+        llm.forget(model)
+        curve.append((parked, rss_mb(pid)))
+    return ids, parked, curve
 
 
 async def wake(sessions: SessionClient, ids: list[str]) -> tuple[list[float], int]:
@@ -104,6 +124,7 @@ async def run_cache(
     workdir: Path,
     cache: int,
     count: int,
+    settle_s: float,
 ) -> CacheRun:
     queue = f"park-{cache}-{uuid.uuid4().hex[:6]}"
     db = StoreConfig.sqlite_file(workdir / f"{queue}.db").url
@@ -115,20 +136,24 @@ async def run_cache(
     model = f"park-{cache}-{uuid.uuid4().hex[:6]}"
     llm.script(model, [], then=proposer)
     try:
-        await asyncio.sleep(SETTLE_S)
+        await asyncio.sleep(settle_s)
         before = rss_mb(worker.pid)
         cpu_before = cpu_s(worker.pid)
         started = time.perf_counter()
-        ids, parked = await park(sessions, llm, model, count, str(cache))
+        # More messages in flight than the cache holds would measure cache thrash (every
+        # workflow task replaying its history), not parking.
+        in_flight = min(IN_FLIGHT, cache)
+        ids, parked, curve = await park(sessions, llm, model, count, in_flight, worker.pid)
         park_wall = time.perf_counter() - started
-        llm.forget(model)
-        await asyncio.sleep(SETTLE_S)
+        await asyncio.sleep(settle_s)
         after = rss_mb(worker.pid)
         cpu = cpu_s(worker.pid) - cpu_before
         wake_s, committed = await wake(sessions, ids)
     finally:
         await asyncio.to_thread(worker.stop)
     growth = after - before
+    (n0, rss0), (n1, rss1) = curve[0], curve[-1]
+    marginal = round(1024 * (rss1 - rss0) / (n1 - n0), 2) if n1 > n0 else None
     return CacheRun(
         max_cached_workflows=cache,
         sessions=count,
@@ -140,26 +165,29 @@ async def run_cache(
         worker_rss_mb_parked=after,
         worker_rss_mb_growth=round(growth, 1),
         worker_kb_per_parked_session=round(1024 * growth / max(parked, 1), 2),
+        rss_curve=curve,
+        marginal_kb_per_session=marginal,
         worker_cpu_s=round(cpu, 1),
         wake_s=wake_s,
         woken_committed=committed,
     )
 
 
-async def run(count: int, caches: list[int]) -> list[CacheRun]:
+async def run(count: int, caches: list[int], settle_s: float = SETTLE_S) -> list[CacheRun]:
     runs = []
     with tempfile.TemporaryDirectory(prefix="parked-") as tmp, ScriptedLLM() as llm:
         async with dev_server() as env:
             client_sessions = SessionClient(env.client, search_attributes=False)
             for cache in caches:
                 result = await run_cache(
-                    server_address(env), client_sessions, llm, Path(tmp), cache, count
+                    server_address(env), client_sessions, llm, Path(tmp), cache, count, settle_s
                 )
                 print(
                     f"cache {cache:>6}: {result.parked}/{count} parked in {result.park_wall_s}s "
                     f"({result.sessions_per_s}/s); worker RSS {result.worker_rss_mb_before} -> "
                     f"{result.worker_rss_mb_parked} MB "
-                    f"({result.worker_kb_per_parked_session} KB/session); "
+                    f"({result.worker_kb_per_parked_session} KB/session, marginal "
+                    f"{result.marginal_kb_per_session} KB); curve {result.rss_curve}; "
                     f"wake+confirm {result.wake_s}s",
                     flush=True,
                 )
@@ -171,7 +199,7 @@ def main(argv: list[str] | None = None) -> ParkedReport:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--caches", default="100,10000", help="max_cached_workflows values")
-    parser.add_argument("--quick", action="store_true", help="20 sessions, caches 5 and 50")
+    parser.add_argument("--quick", action="store_true", help="12 sessions, caches 4 and 20")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args(argv)
     try:
@@ -179,11 +207,11 @@ def main(argv: list[str] | None = None) -> ParkedReport:
     except ValueError:
         parser.error(f"BAD_CACHES: --caches must be comma-separated integers, got {args.caches!r}")
     if args.quick:
-        args.sessions, caches = 20, [5, 50]
+        args.sessions, caches = 12, [4, 20]
     if args.sessions < 1 or min(caches) < 1:
         parser.error("BAD_ARGUMENT: --sessions and every cache size must be positive")
     started = time.perf_counter()
-    runs = asyncio.run(run(args.sessions, caches))
+    runs = asyncio.run(run(args.sessions, caches, 1.0 if args.quick else SETTLE_S))
     small, large = (
         min(runs, key=lambda r: r.max_cached_workflows),
         max(runs, key=lambda r: r.max_cached_workflows),

@@ -50,6 +50,7 @@ TUNED = WorkerTuning(
     max_cached_workflows=2000,
     workflow_task_pollers=10,
     activity_task_pollers=10,
+    sandbox_passthrough=True,
 )
 DEFAULT_OUTPUT = Path(__file__).parent / "results" / "throughput.json"
 
@@ -207,7 +208,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sessions", help="comma-separated concurrency levels")
     parser.add_argument("--messages", type=int, help="messages per session (default: max(3, 30/N))")
     parser.add_argument("--tuned", help="WorkerTuning as JSON (default: bench.throughput.TUNED)")
-    parser.add_argument("--quick", action="store_true", help="1 and 5 sessions, 2 messages")
+    parser.add_argument("--quick", action="store_true", help="3 sessions, 2 messages")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args(argv)
     try:
@@ -217,7 +218,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"BAD_ARGUMENT: {err}")
     if levels is not None and (not levels or min(levels) < 1):
         parser.error("BAD_SESSIONS: concurrency levels must be positive integers")
-    args.sessions = levels or ([1, 5] if args.quick else list(DEFAULT_LEVELS))
+    args.sessions = levels or ([3] if args.quick else list(DEFAULT_LEVELS))
     if args.quick:
         args.messages = args.messages or 2
     return args

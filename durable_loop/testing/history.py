@@ -13,6 +13,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import History, HistoryEvent
 from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
 
 from durable_loop.workflows.session import SessionWorkflow
@@ -37,9 +38,13 @@ async def session_histories(client: Client, workflow_id: str) -> list[WorkflowHi
 
 
 async def replay_failures(
-    histories: Iterable[WorkflowHistory], workflows: Sequence[type] = (SessionWorkflow,)
+    histories: Iterable[WorkflowHistory],
+    workflows: Sequence[type] = (SessionWorkflow,),
+    *,
+    data_converter: DataConverter = pydantic_data_converter,
 ) -> dict[str, str]:
-    """Replay ``histories`` against the current workflow code; map run id -> failure."""
+    """Replay ``histories`` against the current workflow code; map run id -> failure.
+    Encrypted histories need the ``data_converter`` (with its codec) that wrote them."""
     listed = list(histories)
     if not listed:
         return {}
@@ -48,7 +53,7 @@ async def replay_failures(
         for history in listed:
             yield history
 
-    replayer = Replayer(workflows=list(workflows), data_converter=pydantic_data_converter)
+    replayer = Replayer(workflows=list(workflows), data_converter=data_converter)
     results = await replayer.replay_workflows(produce(), raise_on_replay_failure=False)
     return {
         run_id: f"{type(err).__name__}: {err}" for run_id, err in results.replay_failures.items()

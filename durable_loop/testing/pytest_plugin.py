@@ -18,6 +18,7 @@ import pytest
 import pytest_asyncio
 from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Interceptor, Worker
@@ -113,7 +114,10 @@ async def loop_worker(
         environ: dict[str, str] | None = None,
         tuning: WorkerTuning | None = None,
         interceptors: Sequence[Interceptor] = (),
+        data_converter: DataConverter | None = None,
     ) -> AsyncIterator[LoopWorker]:
+        """``data_converter``: e.g. ``durable_loop.codec.data_converter(ring)`` to run the
+        worker and its client with payload encryption (histories replay with it too)."""
         store = open_store(StoreConfig(url=store_url))
         http = new_http_client()
         deps = WorkerDeps(
@@ -123,12 +127,15 @@ async def loop_worker(
             environ=environ if environ is not None else {},
         )
         queue = task_queue or f"test-{uuid.uuid4().hex[:12]}"
+        client = temporal_env.client
+        if data_converter is not None:
+            client = Client(**{**client.config(), "data_converter": data_converter})
         worker = build_worker(
-            temporal_env.client, deps, task_queue=queue, tuning=tuning, interceptors=interceptors
+            client, deps, task_queue=queue, tuning=tuning, interceptors=interceptors
         )
         # search attributes stay off unless a test turns them on (they are registered on the
         # shared server once a test registers them, which would make tests order-dependent)
-        sessions = SessionClient(temporal_env.client, task_queue=queue, search_attributes=False)
+        sessions = SessionClient(client, task_queue=queue, search_attributes=False)
         clients.append(sessions)
         try:
             async with worker:
@@ -142,13 +149,19 @@ async def loop_worker(
 
 
 async def _replay_and_close(client: Client, clients: list[SessionClient]) -> None:
-    workflow_ids = sorted({wid for c in clients for wid in c.started_workflow_ids})
-    histories: list[WorkflowHistory] = []
-    for workflow_id in workflow_ids:
-        histories.extend(await session_histories(client, workflow_id))
-        with contextlib.suppress(RPCError):
-            await client.get_workflow_handle(workflow_id).terminate("test finished")
-    failures = await replay_failures(histories)
+    failures: dict[str, str] = {}
+    done: set[str] = set()
+    # Each client has its own data converter (encrypted or not); the newest goes first,
+    # since after a key rotation it holds every key.
+    for sessions in reversed(clients):
+        histories: list[WorkflowHistory] = []
+        for workflow_id in sorted(set(sessions.started_workflow_ids) - done):
+            done.add(workflow_id)
+            histories.extend(await session_histories(client, workflow_id))
+            with contextlib.suppress(RPCError):
+                await client.get_workflow_handle(workflow_id).terminate("test finished")
+        converter = sessions.client.data_converter
+        failures.update(await replay_failures(histories, data_converter=converter))
     if failures:
         lines = "\n".join(f"  run {run_id}: {err}" for run_id, err in failures.items())
         pytest.fail(f"workflow histories do not replay:\n{lines}", pytrace=False)

@@ -16,7 +16,15 @@ from typer.core import TyperGroup
 
 from durable_loop.router.cli import route_bench
 from durable_loop.workers import cli_proposals
-from durable_loop.workers.commands import chat, send, serve, server, trace, worker
+from durable_loop.workers.commands import (
+    chat,
+    codec_server,
+    send,
+    serve,
+    server,
+    trace,
+    worker,
+)
 from durable_loop.workers.commands.chaos import chaos
 from durable_loop.workers.demo_cmd import demo_command
 from durable_loop.workers.local_llm import local_llm_command
@@ -61,6 +69,7 @@ app.command("route-bench")(route_bench)
 app.command("proposals")(cli_proposals.proposals)
 app.command("approve")(cli_proposals.approve)
 app.command("reject")(cli_proposals.reject)
+app.command("codec-server")(codec_server.codec_server)
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ from datetime import timedelta
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from durable_loop.workers.settings import TemporalSettings
@@ -63,6 +64,17 @@ async def connect(settings: TemporalSettings, *, check_namespace: bool = True) -
     return client
 
 
+def _data_converter(settings: TemporalSettings) -> DataConverter:
+    """Pydantic JSON; encrypted when DURABLE_LOOP_CODEC_KEYS is set (needs ``cryptography``,
+    the ``crypto`` extra), which every process talking to the same sessions must share."""
+    ring = settings.key_ring()
+    if ring is None:
+        return pydantic_data_converter
+    from durable_loop.codec.converter import data_converter
+
+    return data_converter(ring)
+
+
 async def _connect(settings: TemporalSettings) -> Client:
     try:
         return await Client.connect(
@@ -70,7 +82,7 @@ async def _connect(settings: TemporalSettings) -> Client:
             namespace=settings.namespace,
             api_key=settings.api_key,
             tls=tls_config(settings),
-            data_converter=pydantic_data_converter,
+            data_converter=_data_converter(settings),
         )
     except RuntimeError as err:
         reason = " ".join(str(err).split())

@@ -10,6 +10,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from durable_loop.workers.constants import (
@@ -21,6 +23,9 @@ from durable_loop.workers.constants import (
 )
 from durable_loop.workers.worker import WorkerTuning
 
+if TYPE_CHECKING:
+    from durable_loop.codec.keys import KeyRing
+
 TEMPORAL_ENV: dict[str, str] = {
     "address": "TEMPORAL_ADDRESS",
     "namespace": "TEMPORAL_NAMESPACE",
@@ -30,6 +35,7 @@ TEMPORAL_ENV: dict[str, str] = {
     "tls_client_key_path": "TEMPORAL_TLS_CLIENT_KEY_PATH",
     "tls_server_ca_cert_path": "TEMPORAL_TLS_SERVER_CA_CERT_PATH",
     "tls_server_name": "TEMPORAL_TLS_SERVER_NAME",
+    "codec_keys": "DURABLE_LOOP_CODEC_KEYS",  # ours: payload encryption (docs/security.md)
 }
 APP_ENV: dict[str, str] = {
     "task_queue": "DURABLE_LOOP_TASK_QUEUE",
@@ -59,7 +65,7 @@ def _pick(
 class TemporalSettings(BaseModel):
     """How to reach a Temporal service (local dev server, self-hosted or Temporal Cloud)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     address: str = DEFAULT_ADDRESS
     namespace: str = DEFAULT_NAMESPACE
@@ -71,6 +77,28 @@ class TemporalSettings(BaseModel):
     tls_client_key_path: Path | None = None
     tls_server_ca_cert_path: Path | None = None
     tls_server_name: str | None = None
+    codec_keys: str | None = Field(
+        default=None,
+        repr=False,
+        description="KEY_ID:BASE64_KEY[,...]: encrypt every payload (first key encrypts)",
+    )
+
+    @field_validator("codec_keys")
+    @classmethod
+    def _key_ring(cls, value: str | None) -> str | None:
+        if value is not None:
+            from durable_loop.codec.keys import KeyRing
+
+            KeyRing.parse(value)  # CodecError (a ValueError) names the bad entry, not the key
+        return value
+
+    def key_ring(self) -> KeyRing | None:
+        """The payload encryption keys, or None when encryption is off."""
+        if self.codec_keys is None:
+            return None
+        from durable_loop.codec.keys import KeyRing
+
+        return KeyRing.parse(self.codec_keys)
 
     @field_validator("address")
     @classmethod
@@ -100,7 +128,7 @@ class TemporalSettings(BaseModel):
 class WorkerSettings(BaseModel):
     """Everything ``durable-loop worker`` needs."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     temporal: TemporalSettings = TemporalSettings()
     task_queue: str = Field(default=TASK_QUEUE, min_length=1)

@@ -1,0 +1,63 @@
+"""Smoke test: every load benchmark runs end to end in its --quick mode (well under a
+minute together) and writes the report it prints. The numbers themselves are measured by
+the full runs (bench/results/); here only what must hold at any size is checked."""
+
+from __future__ import annotations
+
+import json
+
+from bench import history_per_turn, overhead, parallel_tools, parked_sessions, throughput
+
+
+def printed(capfd) -> dict:
+    return json.loads(capfd.readouterr().out.strip().splitlines()[-1])
+
+
+def test_overhead_quick(tmp_path, capfd):
+    report = overhead.main(["--quick", "--output", str(tmp_path / "o.json")])
+    assert printed(capfd) == json.loads((tmp_path / "o.json").read_text())
+    loops = {loop.loop: loop for loop in report.loops}
+    assert set(loops) == {"durable_loop", "bare_temporal", "in_process"}
+    durable, bare = loops["durable_loop"].hops, loops["bare_temporal"].hops
+    assert durable is not None and bare is not None
+    # the same round trips per LLM call: one LLM activity, the tool activity, 2 tasks
+    assert durable.per_llm_call["llm_turn"] == bare.per_llm_call["naive_llm"] == 1.0
+    assert durable.per_llm_call["run_tool"] == bare.per_llm_call["naive_tool"]
+    assert report.ratio_durable_vs_bare > 0
+
+
+def test_parallel_tools_quick(tmp_path, capfd):
+    report = parallel_tools.main(["--quick", "--output", str(tmp_path / "p.json")])
+    assert printed(capfd)["target_met"] == report.target_met
+    for variant in report.variants:
+        assert variant.all_ok, variant
+        serial = variant.tools * variant.tool_seconds
+        assert variant.tool_turn_wall_s < serial, f"{variant.tool} ran serially: {variant}"
+
+
+def test_history_per_turn_quick(tmp_path, capfd):
+    report = history_per_turn.main(["--quick", "--output", str(tmp_path / "h.json")])
+    assert printed(capfd)["sizes"] == [3, 15]
+    largest = report.results[-1]
+    assert largest.runs >= 2, "the quick session continues as new"
+    assert largest.stored_messages == 4 * largest.size
+    assert report.per_turn_ratio_largest_vs_smallest <= history_per_turn.TARGET_RATIO
+
+
+def test_throughput_quick(tmp_path, capfd):
+    report = throughput.main(["--quick", "--output", str(tmp_path / "t.json")])
+    assert printed(capfd)["ratio_tuned_vs_defaults"] == {"3": report.ratio_tuned_vs_defaults[3]}
+    assert {level.config for level in report.levels} == {"defaults", "tuned"}
+    for level in report.levels:
+        assert level.failed_messages == 0 and not level.errors, level
+        assert level.turns == 2 * level.sessions * level.messages_per_session
+        assert level.worker_cpu_s_per_turn > 0
+
+
+def test_parked_sessions_quick(tmp_path, capfd):
+    report = parked_sessions.main(["--quick", "--output", str(tmp_path / "s.json")])
+    assert printed(capfd)["sessions"] == 12
+    for run in report.runs:
+        assert run.parked == run.sessions == 12 and run.failed == 0
+        assert run.woken_committed == len(run.wake_s) == parked_sessions.WAKE
+        assert len(run.rss_curve) == parked_sessions.BATCHES
