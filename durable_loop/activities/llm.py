@@ -76,13 +76,13 @@ class LlmActivities:
             endpoint,
             raw,
             api_key,
-            response_transforms=inp.transforms.response_transforms,
+            response_transforms=inp.effective_transforms().response_transforms,
             context=InboundContext(
                 call_id_prefix=id_prefix, tool_names=[t.name for t in turn.plan.tools]
             ),
         )
         message = fill_missing_call_ids(reply.message, id_prefix)
-        message = transform_tool_calls(inp.transforms.tool_call_transforms, message)
+        message = transform_tool_calls(inp.effective_transforms().tool_call_transforms, message)
         meta: dict[str, JsonValue] = {
             "turn": inp.turn,
             "model": endpoint.model,

@@ -108,7 +108,7 @@ async def build_turn_request(
     adapter: ProviderAdapter,
     inp: LlmTurnInput,
 ) -> TurnRequest:
-    transforms = inp.transforms
+    transforms = inp.effective_transforms()
     tools = registry.specs(inp.tool_names) if inp.send_tools else []
     tools = transform_tools(transforms.tool_transforms, tools)
     window = inp.endpoint.context_window

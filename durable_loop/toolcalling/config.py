@@ -209,6 +209,11 @@ class RuntimeConfig(BaseModel):
         "for small-context or weak tool-calling models",
     )
     router: RouterConfig = RouterConfig()
+    provider_normalization: bool = Field(
+        default=True,
+        description="Apply the provider's generic shape normalisation transforms "
+        "(toolcalling/transforms/defaults.py); False reads replies strictly.",
+    )
     message_transforms: NameList = Field(default_factory=list)
     tool_transforms: NameList = Field(default_factory=list)
     response_transforms: NameList = Field(default_factory=list)

@@ -16,6 +16,7 @@ from durable_loop.toolcalling.errors import CodedError
 from durable_loop.toolcalling.messages import Message, Usage
 from durable_loop.toolcalling.proposals import ProposalBookState, ProposalNotice
 from durable_loop.toolcalling.tools import ToolCatalog
+from durable_loop.toolcalling.transforms.defaults import with_provider_normalization
 from durable_loop.toolcalling.transforms.names import TransformSet
 
 # ---------------------------------------------------------------- workflow surface
@@ -188,10 +189,17 @@ class LlmTurnInput(BaseModel):
     inline_bytes: int = 512
     reply_inline_bytes: int = 16_000
     transforms: TransformSet = TransformSet()
+    provider_normalization: bool = True
     fallback_from: list[str] = Field(
         default_factory=list, description="Models that failed this turn before this one"
     )
     stream: bool = Field(default=False, description="Stream the text to the stream_chunks table")
+
+    def effective_transforms(self) -> TransformSet:
+        """The session's transforms plus, unless turned off, the provider's normalisation."""
+        if not self.provider_normalization:
+            return self.transforms
+        return with_provider_normalization(self.transforms, self.endpoint.provider)
 
 
 class ToolCallSummary(BaseModel):

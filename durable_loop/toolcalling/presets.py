@@ -20,6 +20,7 @@ from durable_loop.toolcalling import catalog
 from durable_loop.toolcalling.config import RuntimeConfig
 from durable_loop.toolcalling.errors import ConfigError
 from durable_loop.toolcalling.providers import ADAPTERS
+from durable_loop.toolcalling.transforms.defaults import GEMINI_SHAPE, OPENAI_SHAPE
 
 Update = dict[str, JsonValue]
 
@@ -35,12 +36,8 @@ LIST_FIELDS = frozenset(
 )
 DICT_FIELDS = frozenset({"request_overrides"})
 OPENAI_SHAPE_NORMALIZATION: Update = {
-    "response_transforms": [
-        "assistant_function_call_to_tool_calls",
-        "assistant_tool_calls_object_to_array",
-        "assistant_tool_calls_arguments_json_string_if_hash",
-    ],
-    "tool_call_transforms": ["assistant_tool_calls_arguments_blank_to_empty_object"],
+    "response_transforms": list(OPENAI_SHAPE.response_transforms),
+    "tool_call_transforms": list(OPENAI_SHAPE.tool_call_transforms),
 }
 
 
@@ -96,7 +93,7 @@ def provider_defaults(provider: str) -> Update:
     if provider in catalog.OPENAI_COMPATIBLE:
         return dict(OPENAI_SHAPE_NORMALIZATION)
     if provider == "gemini":
-        return {"message_transforms": ["assistant_tool_calls_signature_skip_validator_if_missing"]}
+        return {"message_transforms": list(GEMINI_SHAPE.message_transforms)}
     return {}
 
 

@@ -210,6 +210,7 @@ class MessageLoop:
                 inline_bytes=self.config.inline_bytes,
                 reply_inline_bytes=self.config.reply_inline_bytes,
                 transforms=self.config.transform_set(),
+                provider_normalization=self.config.provider_normalization,
                 stream=self.config.stream_replies,
             )
             try:

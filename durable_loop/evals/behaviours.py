@@ -1,0 +1,236 @@
+"""Scripted model behaviours for offline evals: each turns a scenario's ideal trajectory
+into OpenAI-compatible replies with one realistic quirk, served by :class:`ScriptedLLM`.
+
+``fixed_by`` names the transform/preset that should turn the behaviour's failures into
+passes, ``broken_under`` the runtime update under which it fails (see docs/evals.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from durable_loop.evals.scenario import Action, Call, ModelView, Scenario, view_of
+from durable_loop.testing import reply
+from durable_loop.testing.scripted import RecordedRequest, Reply
+from durable_loop.toolcalling import presets
+from durable_loop.workers.errors import CliError
+
+Update = dict[str, JsonValue]
+
+
+def _args_text(call: Call) -> str:
+    return call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+
+
+def _wire(action: Action, turn: int, *, as_objects: bool = False) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"call_{turn}_{i}",
+            "type": "function",
+            "function": {
+                "name": c.name,
+                "arguments": c.arguments if as_objects and isinstance(c.arguments, dict)
+                else _args_text(c),
+            },
+        }
+        for i, c in enumerate(action.calls)
+    ]
+
+
+def _completion(message: dict[str, Any], finish: str) -> Reply:
+    return Reply(
+        body={
+            "id": "chatcmpl-eval",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+        }
+    )
+
+
+Render = Callable[[Action, int], Reply]
+
+
+def render_standard(action: Action, turn: int) -> Reply:
+    if not action.calls:
+        return reply.text(action.text)
+    return _completion(
+        {"role": "assistant", "content": None, "tool_calls": _wire(action, turn)}, "tool_calls"
+    )
+
+
+def render_tags(action: Action, turn: int) -> Reply:
+    if not action.calls:
+        return reply.text(action.text)
+    text = "\n".join(
+        "<tool_call>" + json.dumps({"name": c.name, "arguments": c.arguments}) + "</tool_call>"
+        for c in action.calls
+    )
+    return reply.text(text)
+
+
+def render_bare_json(action: Action, turn: int) -> Reply:
+    if not action.calls:
+        return reply.text(action.text)
+    c = action.calls[0]
+    return reply.text("```json\n" + json.dumps({"name": c.name, "arguments": c.arguments}) + "\n```")
+
+
+def render_objects(action: Action, turn: int) -> Reply:
+    if not action.calls:
+        return reply.text(action.text)
+    wire = _wire(action, turn, as_objects=True)
+    return _completion({"role": "assistant", "content": None, "tool_calls": wire}, "tool_calls")
+
+
+def render_calls_object(action: Action, turn: int) -> Reply:
+    if not action.calls:
+        return reply.text(action.text)
+    wire = _wire(action, turn)[0]
+    return _completion({"role": "assistant", "content": None, "tool_calls": wire}, "tool_calls")
+
+
+def render_function_call(action: Action, turn: int) -> Reply:
+    if not action.calls:
+        return reply.text(action.text)
+    c = action.calls[0]
+    message = {
+        "role": "assistant",
+        "content": None,
+        "function_call": {"name": c.name, "arguments": _args_text(c)},
+    }
+    return _completion(message, "function_call")
+
+
+Twist = Callable[[Scenario, ModelView, Action], Action]
+
+
+def no_twist(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    return action
+
+
+def empty_finals(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    """An empty final right after tool results, until asked again."""
+    if not action.calls and view.last_role == "tool":
+        return Action.final("")
+    return action
+
+
+def ignores_size_errors(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    """Resends the same oversized arguments after ARGUMENTS_TOO_LARGE."""
+    last = view.last
+    if view.tools_sent and last is not None and "ARGUMENTS_TOO_LARGE" in last.codes:
+        return Action.call(last.name, json.loads(last.arguments))
+    return action
+
+
+def repeats_after_result(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    """Calls the same tool again after a successful result while tools are still sent
+    (what the local Qwen2.5-Coder models do)."""
+    last = view.last
+    if view.tools_sent and view.last_role == "tool" and last is not None and last.ok:
+        return Action.call(last.name, json.loads(last.arguments))
+    return action
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    name: str
+    render: Render = render_standard
+    twist: Twist = no_twist
+    fixed_by: str = ""
+    fix: Update = field(default_factory=dict)
+    broken_under: Update = field(default_factory=dict)
+    description: str = ""
+
+    def step(self, scenario: Scenario) -> Callable[[RecordedRequest], Reply]:
+        def answer(request: RecordedRequest) -> Reply:
+            messages = request.messages
+            view = view_of(messages, tools_sent=bool(request.body.get("tools")))
+            action = self.twist(scenario, view, scenario.policy(view))
+            turn = sum(1 for m in messages if m.get("role") == "assistant")
+            return self.render(action, turn)
+
+        return answer
+
+
+def _response(name: str) -> Update:
+    return {"response_transforms": [name]}
+
+
+BEHAVIOURS: dict[str, Behaviour] = {
+    b.name: b
+    for b in (
+        Behaviour("well_behaved", description="native tool calls, JSON-string arguments"),
+        Behaviour(
+            "tags_as_text",
+            render=render_tags,
+            fixed_by="content_tag_tool_call_fallback",
+            fix=presets.content_tag_tool_call_fallback(),
+            description="writes <tool_call>{...}</tool_call> as text",
+        ),
+        Behaviour(
+            "json_as_text",
+            render=render_bare_json,
+            fixed_by="json_tool_call_fallback",
+            fix=presets.json_tool_call_fallback(),
+            description="writes a fenced JSON call as text (like local Qwen2.5-Coder)",
+        ),
+        Behaviour(
+            "args_as_objects",
+            render=render_objects,
+            fixed_by="assistant_tool_calls_arguments_json_string_if_hash",
+            fix=_response("assistant_tool_calls_arguments_json_string_if_hash"),
+            description="arguments as a JSON object instead of a string",
+        ),
+        Behaviour(
+            "tool_calls_as_object",
+            render=render_calls_object,
+            fixed_by="assistant_tool_calls_object_to_array",
+            fix=_response("assistant_tool_calls_object_to_array"),
+            description="tool_calls as one object instead of an array",
+        ),
+        Behaviour(
+            "legacy_function_call",
+            render=render_function_call,
+            fixed_by="assistant_function_call_to_tool_calls",
+            fix=_response("assistant_function_call_to_tool_calls"),
+            description="the deprecated function_call field",
+        ),
+        Behaviour(
+            "empty_finals",
+            twist=empty_finals,
+            fixed_by="fix_empty_final",
+            fix={"fix_empty_final": True},
+            broken_under={"fix_empty_final": False},
+            description="an empty final reply after tool results",
+        ),
+        Behaviour(
+            "repeats_after_result",
+            twist=repeats_after_result,
+            fixed_by="repeated_call_guard",
+            fix={"repeated_call_guard": True},
+            broken_under={"repeated_call_guard": False, "max_turns": 6},
+            description="calls the same tool again after its result while tools are sent",
+        ),
+        Behaviour(
+            "ignores_size_errors",
+            twist=ignores_size_errors,
+            description="resends oversized arguments after ARGUMENTS_TOO_LARGE (no fix)",
+        ),
+    )
+}
+
+
+def behaviour(name: str) -> Behaviour:
+    if name not in BEHAVIOURS:
+        raise CliError(
+            "UNKNOWN_BEHAVIOUR",
+            f"unknown scripted behaviour {name!r}; behaviours: {', '.join(BEHAVIOURS)}",
+        )
+    return BEHAVIOURS[name]

@@ -1,0 +1,77 @@
+"""Where eval sessions run: a Temporal environment, a store, the eval tools and a worker.
+
+Offline runs use the time-skipping test server; live runs use the embedded dev server
+(real timers: client timeouts and retries behave as in production).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from durable_loop.activities.store import StoreConfig, open_store
+from durable_loop.activities.store.workspace import WorkspaceStore, open_workspace_store
+from durable_loop.client import SessionClient
+from durable_loop.evals.runner import EvalTarget
+from durable_loop.evals.scenarios_recovery import note_tools
+from durable_loop.toolcalling.registry import ToolRegistry
+from durable_loop.workers.binaries import temporal_cli, temporal_test_server
+from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
+from durable_loop.workspace.tools import workspace_tools
+
+WORKSPACE_TOOLS = ("state_get", "state_patch", "facts_propose")
+
+
+def eval_registry(workspace: WorkspaceStore) -> ToolRegistry:
+    """Every tool a scenario may offer; each job narrows it with ``tool_allowlist``."""
+    return workspace_tools(workspace).merged(note_tools())
+
+
+async def start_environment(kind: str) -> WorkflowEnvironment:
+    if kind == "dev":
+        return await WorkflowEnvironment.start_local(
+            data_converter=pydantic_data_converter,
+            dev_server_existing_path=temporal_cli(),
+            dev_server_log_level="error",
+        )
+    return await WorkflowEnvironment.start_time_skipping(
+        data_converter=pydantic_data_converter,
+        test_server_existing_path=temporal_test_server(),
+    )
+
+
+@asynccontextmanager
+async def eval_target(
+    kind: str, environ: Mapping[str, str]
+) -> AsyncIterator[EvalTarget]:
+    """A throw-away environment, SQLite store and worker for one eval run."""
+    with tempfile.TemporaryDirectory(prefix="durable-loop-eval-") as tmp:
+        config = StoreConfig.sqlite_file(Path(tmp) / "eval.db")
+        store = open_store(config)
+        workspace = open_workspace_store(config)
+        http = new_http_client()
+        env = await start_environment(kind)
+        try:
+            deps = WorkerDeps(
+                store=store,
+                registry=eval_registry(workspace),
+                http=http,
+                environ=dict(environ),
+                workspace=workspace,
+            )
+            queue = f"eval-{uuid.uuid4().hex[:8]}"
+            worker = build_worker(env.client, deps, task_queue=queue)
+            sessions = SessionClient(env.client, task_queue=queue, search_attributes=False)
+            async with worker:
+                yield EvalTarget(sessions=sessions, store=store, workspace=workspace)
+        finally:
+            await env.shutdown()
+            await http.aclose()
+            await workspace.engine.dispose()
+            await store.close()

@@ -1,0 +1,64 @@
+"""The report files' schema: one raw record per run, and the summaries built from them."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class RunRecord(BaseModel):
+    """One session run of one scenario (a line of runs.jsonl)."""
+
+    model: str
+    provider: str
+    profile: str
+    strategy: str
+    fallback: bool = False
+    scenario: str
+    trial: int
+    tool_scenario: bool
+    ok: bool
+    failure: str | None = Field(default=None, description="ASSERTION_FAILED, NO_TOOL_CALLS, ...")
+    problems: list[str] = Field(default_factory=list)
+    latency_ms: int
+    turns: int = 0
+    tool_calls: int = 0
+    status: str
+    error_code: str | None = None
+    session_id: str
+
+
+class Latency(BaseModel):
+    p50_ms: float
+    p95_ms: float
+
+
+class Rate(BaseModel):
+    runs: int
+    ok: int
+    success_rate: float
+
+
+class GroupSummary(BaseModel):
+    model: str
+    profile: str
+    strategy: str | None = None
+    fallback: bool | None = None
+    scenario: str | None = None
+    overall: Rate
+    tool_scenarios: Rate | None = None
+    latency: Latency
+    failures: dict[str, int] = Field(default_factory=dict)
+
+
+class Summary(BaseModel):
+    """summary.json: the whole run, then one row per model x profile."""
+
+    started_at: str
+    mode: str = Field(description="offline or live")
+    scenarios: list[str]
+    trials: int
+    overall: Rate
+    tool_scenarios: Rate
+    latency: Latency
+    failures: dict[str, int]
+    by_model: list[GroupSummary]
