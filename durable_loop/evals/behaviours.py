@@ -34,7 +34,8 @@ def _wire(action: Action, turn: int, *, as_objects: bool = False) -> list[dict[s
             "type": "function",
             "function": {
                 "name": c.name,
-                "arguments": c.arguments if as_objects and isinstance(c.arguments, dict)
+                "arguments": c.arguments
+                if as_objects and isinstance(c.arguments, dict)
                 else _args_text(c),
             },
         }
@@ -78,7 +79,9 @@ def render_bare_json(action: Action, turn: int) -> Reply:
     if not action.calls:
         return reply.text(action.text)
     c = action.calls[0]
-    return reply.text("```json\n" + json.dumps({"name": c.name, "arguments": c.arguments}) + "\n```")
+    return reply.text(
+        "```json\n" + json.dumps({"name": c.name, "arguments": c.arguments}) + "\n```"
+    )
 
 
 def render_objects(action: Action, turn: int) -> Reply:
@@ -159,8 +162,12 @@ class Behaviour:
         return answer
 
 
+STRICT: Update = {"provider_normalization": False}
+
+
 def _response(name: str) -> Update:
-    return {"response_transforms": [name]}
+    """Strict shapes plus one repairing transform: shows that transform alone fixes it."""
+    return {**STRICT, "response_transforms": [name]}
 
 
 BEHAVIOURS: dict[str, Behaviour] = {
@@ -186,6 +193,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
             render=render_objects,
             fixed_by="assistant_tool_calls_arguments_json_string_if_hash",
             fix=_response("assistant_tool_calls_arguments_json_string_if_hash"),
+            broken_under=STRICT,
             description="arguments as a JSON object instead of a string",
         ),
         Behaviour(
@@ -193,6 +201,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
             render=render_calls_object,
             fixed_by="assistant_tool_calls_object_to_array",
             fix=_response("assistant_tool_calls_object_to_array"),
+            broken_under=STRICT,
             description="tool_calls as one object instead of an array",
         ),
         Behaviour(
@@ -200,6 +209,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
             render=render_function_call,
             fixed_by="assistant_function_call_to_tool_calls",
             fix=_response("assistant_function_call_to_tool_calls"),
+            broken_under=STRICT,
             description="the deprecated function_call field",
         ),
         Behaviour(

@@ -45,7 +45,9 @@ def group(
     return out
 
 
-def summarize_group(records: list[RunRecord], *, by_scenario: bool, by_strategy: bool) -> GroupSummary:
+def summarize_group(
+    records: list[RunRecord], *, by_scenario: bool, by_strategy: bool
+) -> GroupSummary:
     first = records[0]
     tools = [r for r in records if r.tool_scenario]
     return GroupSummary(

@@ -94,10 +94,14 @@ class LivePlan:
 def strategy_update(strategy: str, endpoint: LlmEndpoint) -> Update:
     """baseline: defaults + provider normalisation; production: + the catalog's
     workarounds (presets.for_model)."""
-    return presets.for_model(endpoint.provider, endpoint.model, workarounds=strategy == "production")
+    return presets.for_model(
+        endpoint.provider, endpoint.model, workarounds=strategy == "production"
+    )
 
 
-def live_jobs(plan: LivePlan, scenarios: list[Scenario], applicable: dict[str, list[str]]) -> list[Job]:
+def live_jobs(
+    plan: LivePlan, scenarios: list[Scenario], applicable: dict[str, list[str]]
+) -> list[Job]:
     """``applicable``: model label -> profile names that apply to it."""
     jobs = []
     for model in plan.models:

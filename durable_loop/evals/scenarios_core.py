@@ -64,9 +64,7 @@ def _type_error(view: ModelView) -> Action:
     if view.ok("state_patch") or not view.tools_sent:
         return Action.final()
     if view.failed_with("INVALID_ARGS"):
-        return Action.call(
-            "state_patch", {"ops": [{"op": "add", "path": "/count", "value": 3}]}
-        )
+        return Action.call("state_patch", {"ops": [{"op": "add", "path": "/count", "value": 3}]})
     return Action.call(
         "state_patch", {"ops": [{"op": "add", "path": "/count", "value": 3}], "base_version": "x"}
     )

@@ -8,7 +8,13 @@ from durable_loop.evals.scenarios_recovery import RECOVERY
 from durable_loop.workers.errors import CliError
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (*CORE, *RECOVERY)}
-SMOKE = ("happy_path", "missing_workspace_id", "type_error_recovery", "long_arguments_guard", "chat_only")
+SMOKE = (
+    "happy_path",
+    "missing_workspace_id",
+    "type_error_recovery",
+    "long_arguments_guard",
+    "chat_only",
+)
 PRESETS: dict[str, tuple[str, ...]] = {
     "smoke": SMOKE,
     "default": SMOKE,

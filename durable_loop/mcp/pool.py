@@ -169,7 +169,11 @@ class McpPool:
             if current is not None:
                 await current.close()
             fresh = McpConnection(config, self._environ)
-            await fresh.open()
+            try:
+                await fresh.open()
+            except asyncio.CancelledError:
+                await fresh.close()  # the caller went away mid-handshake: stop the server
+                raise
             self._connections[server] = fresh
             self.opened[server] = self.opened.get(server, 0) + 1
             return fresh

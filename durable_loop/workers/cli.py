@@ -26,6 +26,7 @@ from durable_loop.workers.commands import (
     worker,
 )
 from durable_loop.workers.commands.chaos import chaos
+from durable_loop.workers.commands.eval import eval_command
 from durable_loop.workers.demo_cmd import demo_command
 from durable_loop.workers.local_llm import local_llm_command
 
@@ -70,6 +71,7 @@ app.command("proposals")(cli_proposals.proposals)
 app.command("approve")(cli_proposals.approve)
 app.command("reject")(cli_proposals.reject)
 app.command("codec-server")(codec_server.codec_server)
+app.command("eval")(eval_command)
 
 
 def main() -> None:

@@ -48,6 +48,7 @@ LOCAL_ACTIVITY_MARKER_KEYS = {
     "complete_time",
     "backoff",
     "original_schedule_time",
+    "activation_index",
 }
 
 
@@ -143,7 +144,15 @@ async def test_key_rotation_keeps_a_running_session_going(loop_worker, scripted_
     rotated = data_converter(KeyRing.parse(f"{K2},{K1}"))
     async with loop_worker(task_queue=queue, data_converter=rotated) as w:
         await w.sessions.start(sid, settings)  # joins the running session
-        assert (await w.sessions.send(sid, "two")).reply == "second"
+        import asyncio
+        try:
+            assert (await asyncio.wait_for(w.sessions.send(sid, "two"), 20)).reply == "second"
+        except Exception:
+            for h in await w.histories(sid):
+                from temporalio.api.enums.v1 import EventType as T
+                print([T.Name(e.event_type) for e in h.events][-12:])
+                print([e.workflow_task_failed_event_attributes.failure.message for e in h.events if e.event_type == T.EVENT_TYPE_WORKFLOW_TASK_FAILED][:2])
+            raise
         [history] = await w.histories(sid)
     key_ids = {
         base64.b64decode(m["metadata"]["encryption-key-id"]).decode()

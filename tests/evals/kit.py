@@ -14,13 +14,16 @@ from durable_loop.testing import ScriptedLLM
 
 
 async def run_offline(
-    loop_worker, store_url: str, llm: ScriptedLLM, runs: list[tuple[str, Update, list[Scenario]]]
+    loop_worker,
+    store_url: str,
+    llm: ScriptedLLM,
+    runs: list[tuple[str, str, Update, list[Scenario]]],
 ) -> dict[tuple[str, str], RunRecord]:
-    """``runs``: (behaviour, runtime update, scenarios); keyed by (behaviour/strategy, scenario)."""
+    """``runs``: (behaviour, strategy, runtime update, scenarios); keyed by
+    (behaviour/strategy, scenario)."""
     workspace = open_workspace_store(StoreConfig(url=store_url))
     jobs = []
-    for name, update, scenarios in runs:
-        strategy = "fixed" if update else "broken"
+    for name, strategy, update, scenarios in runs:
         jobs += offline_jobs(scenarios, behaviour(name), llm, strategy=strategy, update=update)
     try:
         async with loop_worker(eval_registry(workspace)) as w:

@@ -1,0 +1,221 @@
+"""One ``durable-loop eval`` run: build the jobs, run them with a progress bar, write the
+report. Offline (scripted behaviours, time-skipping server) unless live or local."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import JsonValue
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from durable_loop.evals.behaviours import BEHAVIOURS, behaviour
+from durable_loop.evals.filters import Selected, select_models
+from durable_loop.evals.harness import eval_target
+from durable_loop.evals.plan import LiveModel, LivePlan, live_jobs, offline_jobs
+from durable_loop.evals.profiles import profiles
+from durable_loop.evals.report import build_summary, report_dir, write_report
+from durable_loop.evals.runner import Job, run_jobs
+from durable_loop.evals.schema import RunRecord, Summary
+from durable_loop.evals.selection import select_scenarios
+from durable_loop.testing.scripted import ScriptedLLM
+from durable_loop.toolcalling.catalog import SamplingProfile
+from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings
+from durable_loop.workers.errors import CliError
+
+STRATEGIES = ("baseline", "production")
+PROVIDER_URLS = {
+    "openrouter": ("https://openrouter.ai/api", "/v1", "OPENROUTER_API_KEY"),
+    "openai": ("https://api.openai.com", "/v1", "OPENAI_API_KEY"),
+    "anthropic": ("https://api.anthropic.com", "/v1", "ANTHROPIC_API_KEY"),
+    "gemini": ("https://generativelanguage.googleapis.com", "/v1beta", "GEMINI_API_KEY"),
+}
+
+
+@dataclass
+class EvalOptions:
+    scenarios: str = "smoke"
+    trials: int = 1
+    jobs: int = 1
+    live: bool = False
+    local: bool = False
+    behaviours: str = "all"
+    models: str = "tag:stable"
+    provider: str = "openrouter"
+    base_url: str | None = None
+    api_prefix: str | None = None
+    api_key_env: str | None = None
+    profiles: str = "default"
+    strategies: str = "baseline,production"
+    fallback_matrix: bool = False
+    fallback_model: str | None = None
+    timeout_s: float = 120.0
+    request_overrides: dict[str, JsonValue] = field(default_factory=dict)
+    sampling_defaults: dict[str, JsonValue] = field(default_factory=dict)
+    out: Path = Path("eval-reports")
+    verbose: int = 0
+    local_port: int = 0
+    """0: a free port."""
+
+
+def strategies(spec: str) -> list[str]:
+    names = [s.strip() for s in spec.split(",") if s.strip()] or list(STRATEGIES)
+    for name in names:
+        if name not in STRATEGIES:
+            raise CliError(
+                "UNKNOWN_STRATEGY",
+                f"unknown strategy {name!r}; strategies: {', '.join(STRATEGIES)}",
+            )
+    return names
+
+
+def endpoint_for(model: Selected, opts: EvalOptions) -> LlmEndpoint:
+    base, prefix, key = PROVIDER_URLS.get(model.provider, (None, None, None))
+    base_url = opts.base_url or base
+    if base_url is None:
+        raise CliError("NO_BASE_URL", f"--base-url is needed for provider {model.provider!r}")
+    key_env = opts.api_key_env or key
+    if key_env and not os.environ.get(key_env) and not opts.local:
+        raise CliError("NO_API_KEY", f"live mode needs the key in ${key_env} (or --api-key-env)")
+    return LlmEndpoint(
+        provider=model.provider,
+        model=model.model,
+        base_url=base_url,
+        api_prefix=opts.api_prefix if opts.api_prefix is not None else prefix,
+        api_key_env=None if opts.local else key_env,
+        timeout_s=opts.timeout_s,
+        retry=RetrySettings(initial_interval_s=1.0, maximum_interval_s=10.0, maximum_attempts=3),
+    )
+
+
+def live_plan(opts: EvalOptions) -> tuple[LivePlan, dict[str, list[str]]]:
+    selected = select_models(opts.models, default_provider=opts.provider)
+    wanted = profiles(opts.profiles)
+    models, applicable, used = [], {}, {}
+    for model in selected:
+        endpoint = endpoint_for(model, opts)
+        models.append(LiveModel(endpoint=endpoint, label=model.model))
+        resolved = [(p.name, p.resolve(model)) for p in wanted]
+        applicable[model.model] = [name for name, prof in resolved if prof is not None]
+        for name, prof in resolved:
+            if prof is not None:
+                used.setdefault(name, prof)
+    fallback = None
+    if opts.fallback_matrix:
+        if not opts.fallback_model:
+            raise CliError("NO_FALLBACK_MODEL", "--fallback-matrix needs --fallback-model")
+        fallback = endpoint_for(
+            select_models(opts.fallback_model, default_provider=opts.provider)[0], opts
+        )
+    plan = LivePlan(
+        models=models,
+        profiles=[SamplingProfile(name=n, options=dict(p.options)) for n, p in used.items()],
+        strategies=strategies(opts.strategies),
+        fallback=[False, True] if opts.fallback_matrix else [False],
+        trials=opts.trials,
+        timeout_s=opts.timeout_s,
+        request_overrides=opts.request_overrides,
+        sampling_defaults=opts.sampling_defaults,
+        fallback_model=fallback,
+    )
+    return plan, applicable
+
+
+def offline_plan(opts: EvalOptions, llm: ScriptedLLM) -> list[Job]:
+    names = list(BEHAVIOURS) if opts.behaviours in ("", "all") else opts.behaviours.split(",")
+    scenarios = select_scenarios(opts.scenarios)
+    jobs: list[Job] = []
+    for name in names:
+        b = behaviour(name.strip())
+        for strategy in strategies(opts.strategies):
+            update = b.broken_under if strategy == "baseline" else {**b.broken_under, **b.fix}
+            jobs += offline_jobs(
+                scenarios, b, llm, strategy=strategy, update=update, trials=opts.trials
+            )
+    return jobs
+
+
+@contextmanager
+def local_model(opts: EvalOptions, console: Console) -> Iterator[str]:
+    """The local model's base URL: --base-url if given, else served in-process."""
+    if opts.base_url:
+        yield opts.base_url
+        return
+    from durable_loop.workers.local_llm import ensure_model, serve_local_model
+
+    path = ensure_model("1.5b", console=console)
+    from durable_loop.workers.devserver import free_port
+
+    port = opts.local_port or free_port()
+    with serve_local_model(path, port=port) as server:
+        console.print(f"local model {server.model_alias} ready in {server.load_seconds:.1f}s")
+        yield server.base_url
+
+
+def _line(record: RunRecord) -> str:
+    mark = "[green]ok[/]" if record.ok else f"[red]{record.failure}[/]"
+    return (
+        f"{record.model} / {record.profile} / {record.strategy} / {record.scenario} "
+        f"#{record.trial}: {mark} {record.latency_ms / 1000:.1f}s"
+        + (f" ({'; '.join(record.problems)[:120]})" if record.problems and record.problems else "")
+    )
+
+
+async def execute(opts: EvalOptions, console: Console | None = None) -> tuple[Path, Summary]:
+    console = console or Console(stderr=True)
+    started = datetime.now(UTC)
+    scenarios = select_scenarios(opts.scenarios)
+    with ExitStack() as stack:
+        if opts.local:
+            base = stack.enter_context(local_model(opts, console))
+            opts.base_url, opts.provider = base, "openai"
+            if opts.models == "tag:stable":
+                opts.models = "qwen2.5-coder-1.5b-instruct"
+            if opts.profiles == "default":
+                opts.profiles = "catalog"
+        live = opts.live or opts.local
+        if live:
+            plan, applicable = live_plan(opts)
+            jobs = live_jobs(plan, scenarios, applicable)
+            kind = "dev"
+        else:
+            llm = stack.enter_context(ScriptedLLM())
+            jobs = offline_plan(opts, llm)
+            kind = "timeskip"
+        records = await _run_with_progress(jobs, kind, opts, console)
+    summary = build_summary(
+        records,
+        mode="live" if live else "offline",
+        scenarios=[s.name for s in scenarios],
+        trials=opts.trials,
+        started_at=started.isoformat(timespec="seconds"),
+    )
+    directory = report_dir(opts.out, started)
+    write_report(directory, records, summary)
+    return directory, summary
+
+
+async def _run_with_progress(
+    jobs: list[Job], kind: str, opts: EvalOptions, console: Console
+) -> list[RunRecord]:
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("eval runs", total=len(jobs))
+
+        def on_record(record: RunRecord) -> None:
+            progress.advance(task)
+            if opts.verbose:
+                progress.console.print(_line(record), highlight=False)
+
+        async with eval_target(kind, os.environ) as target:
+            return await run_jobs(jobs, target, parallel=opts.jobs, on_record=on_record)
