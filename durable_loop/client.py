@@ -39,6 +39,7 @@ from durable_loop.toolcalling.proposals import (
 )
 from durable_loop.trace.fetch import load_trace
 from durable_loop.trace.models import Trace
+from durable_loop.update_retry import new_message_id, until_admitted
 from durable_loop.workers.constants import TASK_QUEUE
 from durable_loop.workflows.visibility import MEMO_SESSION, MEMO_TITLE, PENDING_QUERY
 from durable_loop.workspace.client import ApprovalClient
@@ -130,12 +131,16 @@ class SessionClient:
         return SessionInput(session_id=session_id, settings=settings), memo
 
     async def send(self, session_id: str, text: str, *, message_id: str | None = None) -> RunResult:
-        """Send a message to a running session and wait for the reply."""
-        return await self.handle(session_id).execute_update(
-            names.UPDATE_SEND_MESSAGE,
-            UserMessage(text=text, message_id=message_id),
-            id=message_id,
-            result_type=RunResult,
+        """Send a message to a running session and wait for the reply (repeated with the
+        same message id while an overloaded server times out admitting it)."""
+        message_id = message_id or new_message_id()
+        return await until_admitted(
+            lambda: self.handle(session_id).execute_update(
+                names.UPDATE_SEND_MESSAGE,
+                UserMessage(text=text, message_id=message_id),
+                id=message_id,
+                result_type=RunResult,
+            )
         )
 
     async def start_and_send(
@@ -146,23 +151,31 @@ class SessionClient:
         *,
         message_id: str | None = None,
     ) -> RunResult:
-        """Update-with-start: one call that creates the session if needed and sends."""
+        """Update-with-start: one call that creates the session if needed and sends
+        (repeated with the same message id while the server times out admitting it)."""
         inp, memo = await self._session_input(session_id, settings)
-        start: WithStartWorkflowOperation[SessionInput, SessionEnd] = WithStartWorkflowOperation(
-            names.SESSION_WORKFLOW,
-            inp,
-            id=names.session_workflow_id(session_id),
-            task_queue=self.task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            memo=memo,
-        )
-        return await self.client.execute_update_with_start_workflow(
-            names.UPDATE_SEND_MESSAGE,
-            UserMessage(text=text, message_id=message_id),
-            start_workflow_operation=start,
-            id=message_id,
-            result_type=RunResult,
-        )
+        message_id = message_id or new_message_id()
+
+        async def attempt() -> RunResult:
+            start: WithStartWorkflowOperation[SessionInput, SessionEnd] = (
+                WithStartWorkflowOperation(
+                    names.SESSION_WORKFLOW,
+                    inp,
+                    id=names.session_workflow_id(session_id),
+                    task_queue=self.task_queue,
+                    id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                    memo=memo,
+                )
+            )
+            return await self.client.execute_update_with_start_workflow(
+                names.UPDATE_SEND_MESSAGE,
+                UserMessage(text=text, message_id=message_id),
+                start_workflow_operation=start,
+                id=message_id,
+                result_type=RunResult,
+            )
+
+        return await until_admitted(attempt)
 
     def send_streaming(
         self,

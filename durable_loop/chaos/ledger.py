@@ -2,8 +2,9 @@
 
 Every invocation is a row (a retry after a crash is a second row with the same idempotency
 key); every side effect is a row keyed by the idempotency key, written insert-if-absent,
-so a re-invocation finds the effect already applied. A duplicate is a call id (per
-session) whose effect was applied under more than one key: the key was not stable.
+so a re-invocation finds the effect already applied. A duplicate is one call (session,
+LLM turn, call id) whose effect was applied under more than one key: the key was not
+stable across attempts, workers or replays.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ INVOCATIONS = Table(
     Column("idempotency_key", String(300), index=True, nullable=False),
     Column("session_id", String(200), index=True, nullable=False),
     Column("call_id", String(200), nullable=False),
+    Column("turn", Integer, nullable=False),
     Column("tool", String(64), nullable=False),
     Column("attempt", Integer, nullable=False),
     Column("pid", Integer, nullable=False),
@@ -54,6 +56,7 @@ EFFECTS = Table(
     Column("idempotency_key", String(300), unique=True, nullable=False),
     Column("session_id", String(200), index=True, nullable=False),
     Column("call_id", String(200), nullable=False),
+    Column("turn", Integer, nullable=False),
     Column("tool", String(64), nullable=False),
     Column("amount", Integer, nullable=False),
     Column("pid", Integer, nullable=False),
@@ -102,6 +105,7 @@ class Ledger:
                     idempotency_key=ctx.idempotency_key,
                     session_id=ctx.session_id,
                     call_id=ctx.call_id,
+                    turn=ctx.turn,
                     tool=tool,
                     attempt=ctx.attempt,
                     pid=os.getpid(),
@@ -115,6 +119,7 @@ class Ledger:
             "idempotency_key": ctx.idempotency_key,
             "session_id": ctx.session_id,
             "call_id": ctx.call_id,
+            "turn": ctx.turn,
             "tool": tool,
             "amount": amount,
             "pid": os.getpid(),
@@ -136,7 +141,7 @@ class Ledger:
             inv = inv.where(INVOCATIONS.c.session_id.in_(session_ids))
             eff = eff.where(EFFECTS.c.session_id.in_(session_ids))
             per_call = per_call.where(EFFECTS.c.session_id.in_(session_ids))
-        per_call = per_call.group_by(EFFECTS.c.session_id, EFFECTS.c.call_id)
+        per_call = per_call.group_by(EFFECTS.c.session_id, EFFECTS.c.turn, EFFECTS.c.call_id)
         with self.engine.connect() as conn:
             invocations, keys = conn.execute(inv).one()
             effects = conn.execute(eff).scalar_one()

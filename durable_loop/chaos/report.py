@@ -82,8 +82,8 @@ class ChaosReport(BaseModel):
             "",
             f"faults injected:            {self.faults_injected}",
             f"sessions survived:          {self.sessions_survived}/{self.sessions}",
-            f"duplicates observed:        {self.duplicates} (side effects applied twice for "
-            "one call id; must be 0)",
+            f"duplicates observed:        {self.duplicates} (a side effect applied twice for "
+            "one tool call; must be 0)",
             f"side-effecting tool invocations / effects applied: {self.tool_invocations} / "
             f"{self.side_effects} (a re-invocation after a crash reuses its idempotency key)",
             f"half-written store rows:    {self.half_written}",

@@ -34,13 +34,16 @@ async def run_on(rig: ChaosRig, names: list[str] | None = None) -> list[Scenario
     return [await run_scenario(rig, name) for name in select(names)]
 
 
-async def run_chaos(names: list[str] | None = None, workdir: Path | None = None) -> ChaosReport:
+async def run_chaos(
+    names: list[str] | None = None, workdir: Path | None = None, db_url: str | None = None
+) -> ChaosReport:
     """A dev server, a worker subprocess and a scripted endpoint of its own; every scenario
-    in ``names`` (default: all), in order."""
+    in ``names`` (default: all), in order. The store is SQLite in the work dir unless
+    ``db_url`` names another (PostgreSQL)."""
     selected = select(names)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="durable-loop-chaos-") as tmp, ScriptedLLM() as llm:
-        rig = ChaosRig(workdir or Path(tmp), llm)
+        rig = ChaosRig(workdir or Path(tmp), llm, db_url=db_url)
         await rig.start()
         try:
             results = await run_on(rig, selected)

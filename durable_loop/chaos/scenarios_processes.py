@@ -8,21 +8,33 @@ import time
 
 from durable_loop.chaos.rig import ChaosRig, Gate, eventually, through_outages
 from durable_loop.chaos.scenario import Tracker, scenario
-from durable_loop.testing import reply
+from durable_loop.testing import RecordedRequest, Reply, reply
 
 HOLD_S = 30.0
 """How long a held request or tool waits: far longer than the fault takes to inject."""
 DOWN_S = 3.0
 
 
+class PayThenAnswer:
+    """A scripted model decided by the conversation, not by a queue: two attempts of the
+    same LLM turn (a retry racing the attempt a fault cut off) both get a transfer call."""
+
+    def __init__(self, amount: int, answer: str) -> None:
+        self.call = reply.tool_call("transfer", {"amount": amount}, "call_pay")
+        self.answer = reply.text(answer)
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        last = request.messages[-1] if request.messages else {}
+        return self.answer if last.get("role") == "tool" else self.call
+
+
 @scenario("kill_worker_mid_llm", "SIGKILL the worker while its LLM request is in flight")
 async def kill_worker_mid_llm(rig: ChaosRig, t: Tracker) -> None:
     sid, model = rig.new_session("kill-llm")
     t.session(sid)
-    gate = Gate(reply.tool_call("transfer", {"amount": 5}, "call_pay"), HOLD_S)
-    rig.llm.script(
-        model, [gate, reply.tool_call("transfer", {"amount": 5}, "call_pay"), reply.text("paid 5")]
-    )
+    script = PayThenAnswer(5, "paid 5")
+    gate = Gate(script.call, HOLD_S)
+    rig.llm.script(model, [gate], then=script)
     sending = asyncio.create_task(
         rig.sessions.start_and_send(sid, rig.settings(model), "pay 5", message_id="m1")
     )
@@ -114,8 +126,9 @@ async def message_while_worker_down(rig: ChaosRig, t: Tracker) -> None:
 async def server_restart_mid_session(rig: ChaosRig, t: Tracker) -> None:
     sid, model = rig.new_session("server")
     t.session(sid)
-    gate = Gate(reply.tool_call("transfer", {"amount": 3}, "call_pay"), 4.0)
-    rig.llm.script(model, [gate, reply.text("paid 3"), reply.text("still here")])
+    script = PayThenAnswer(3, "paid 3")
+    gate = Gate(script.call, 4.0)
+    rig.llm.script(model, [gate], then=script)
     settings = rig.settings(model)
     sessions = rig.sessions
     sending = asyncio.create_task(
@@ -127,13 +140,14 @@ async def server_restart_mid_session(rig: ChaosRig, t: Tracker) -> None:
     first = await asyncio.wait_for(sending, 120)
     await rig.restart_server(hard=False)
     t.fault("dev server graceful restart between messages")
-    second = await through_outages(lambda: sessions.send(sid, "still there?", message_id="s2"))
+    second = await through_outages(lambda: sessions.send(sid, "pay 3 again", message_id="s2"))
     t.survived(
         sid,
-        first.reply == "paid 3" and second.reply == "still here",
+        first.reply == "paid 3" and second.reply == "paid 3",
         f"replies {first.reply!r}, {second.reply!r}",
     )
-    t.expect(rig.ledger.effects(sid) == 1, "the transfer ran once")
+    t.result.details["llm_requests"] = len(rig.llm.requests(model))
+    t.expect(rig.ledger.effects(sid) == 2, "one transfer per message")
 
 
 @scenario(

@@ -89,6 +89,8 @@ class LivePlan:
     request_overrides: Update = field(default_factory=dict)
     sampling_defaults: Update = field(default_factory=dict)
     fallback_model: LlmEndpoint | None = None
+    heartbeat_timeout_s: float | None = 60.0
+    """Long enough for a busy CPU model on a two-core machine (see docs/evals.md)."""
 
 
 def strategy_update(strategy: str, endpoint: LlmEndpoint) -> Update:
@@ -120,6 +122,7 @@ def live_jobs(
                             update = presets.compose(
                                 strategy_update(strategy, endpoint),
                                 {"request_overrides": plan.request_overrides},
+                                {"heartbeat_timeout_s": plan.heartbeat_timeout_s},
                                 # the profile wins over the catalog's sampling
                                 {"request_overrides": options} if options else {},
                             )

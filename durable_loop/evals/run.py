@@ -4,12 +4,16 @@ report. Offline (scripted behaviours, time-skipping server) unless live or local
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 from pydantic import JsonValue
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -122,6 +126,7 @@ def live_plan(opts: EvalOptions) -> tuple[LivePlan, dict[str, list[str]]]:
         request_overrides=opts.request_overrides,
         sampling_defaults=opts.sampling_defaults,
         fallback_model=fallback,
+        heartbeat_timeout_s=max(60.0, opts.timeout_s),
     )
     return plan, applicable
 
@@ -142,19 +147,46 @@ def offline_plan(opts: EvalOptions, llm: ScriptedLLM) -> list[Job]:
 
 @contextmanager
 def local_model(opts: EvalOptions, console: Console) -> Iterator[str]:
-    """The local model's base URL: --base-url if given, else served in-process."""
+    """The local model's base URL: --base-url if given, else ``durable-loop local-llm`` in a
+    child process (in-process, llama.cpp would starve the worker's heartbeats of the GIL)."""
     if opts.base_url:
         yield opts.base_url
         return
-    from durable_loop.workers.local_llm import ensure_model, serve_local_model
-
-    path = ensure_model("1.5b", console=console)
     from durable_loop.workers.devserver import free_port
+    from durable_loop.workers.local_llm import ensure_model
 
+    ensure_model("1.5b", console=console)
     port = opts.local_port or free_port()
-    with serve_local_model(path, port=port) as server:
-        console.print(f"local model {server.model_alias} ready in {server.load_seconds:.1f}s")
-        yield server.base_url
+    command = [sys.executable, "-m", "durable_loop.workers", "local-llm", "--no-fetch"]
+    child = subprocess.Popen(
+        [*command, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(base_url, child)
+        console.print(f"local model ready at {base_url}")
+        yield base_url
+    finally:
+        child.terminate()
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def _wait_ready(base_url: str, child: subprocess.Popen[bytes], timeout_s: float = 180) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            raise CliError("LOCAL_LLM_NOT_READY", f"durable-loop local-llm exited ({child.returncode})")
+        try:
+            if httpx.get(f"{base_url}/health", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise CliError("LOCAL_LLM_NOT_READY", f"{base_url}/health not ready after {timeout_s:.0f}s")
 
 
 def _line(record: RunRecord) -> str:

@@ -2,7 +2,8 @@
 
 Set ``DURABLE_LOOP_TEST_SERVER=dev`` to run against the embedded dev server instead of
 the time-skipping test server (the default). ``DURABLE_LOOP_TEST_DB_URL`` points the
-store at another database (e.g. PostgreSQL).
+store at another database (e.g. PostgreSQL). ``DURABLE_LOOP_TEST_CODEC_KEYS`` (same format
+as ``DURABLE_LOOP_CODEC_KEYS``) runs every ``loop_worker`` with payload encryption.
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ async def loop_worker(
         )
         queue = task_queue or f"test-{uuid.uuid4().hex[:12]}"
         client = temporal_env.client
+        data_converter = data_converter or encrypted_test_converter()
         if data_converter is not None:
             client = Client(**{**client.config(), "data_converter": data_converter})
         worker = build_worker(
@@ -146,6 +148,15 @@ async def loop_worker(
 
     yield factory
     await _replay_and_close(temporal_env.client, clients)
+
+
+def encrypted_test_converter() -> DataConverter | None:
+    keys = os.environ.get("DURABLE_LOOP_TEST_CODEC_KEYS", "").strip()
+    if not keys:
+        return None
+    from durable_loop.codec import KeyRing, data_converter
+
+    return data_converter(KeyRing.parse(keys))
 
 
 async def _replay_and_close(client: Client, clients: list[SessionClient]) -> None:

@@ -30,6 +30,7 @@ from durable_loop.activities.store.workspace_base import (
     retrying,
     snapshot_of,
 )
+from durable_loop.toolcalling.errors import ErrorCode
 from durable_loop.toolcalling.proposals import SettleOutput
 from durable_loop.workspace.patch import (
     STALE_VERSION,
@@ -126,9 +127,11 @@ class WorkspaceStore:
         source: ChangeSource,
         entries: list[tuple[str, str, str, JsonValue]],
     ) -> None:
-        """Append audit rows: (target, op, path, value) each."""
+        """Append audit rows: (target, op, path, value) each. Every row names its actor."""
         if not entries:
             return
+        if not source.actor.strip():
+            raise WorkspaceError(ErrorCode.INVALID_ARGS, "every change needs an actor")
         await conn.execute(
             insert(AUDIT),
             [

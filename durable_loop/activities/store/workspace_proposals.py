@@ -40,6 +40,7 @@ from durable_loop.workspace.patch import (
 PROPOSALS = cast(Table, ProposalRow.__table__)
 UNKNOWN_PROPOSAL = "UNKNOWN_PROPOSAL"
 FINGERPRINT_MISMATCH = "FINGERPRINT_MISMATCH"
+INVALID_DECISION = "INVALID_DECISION"
 
 
 class ProposalRecord(BaseModel):
@@ -169,7 +170,9 @@ async def propose(
 
 
 async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
-    """Confirm (commit), reject or expire a proposal exactly once."""
+    """Confirm (commit), reject or expire a proposal exactly once, naming who decided."""
+    if not inp.actor.strip():
+        return _failed(inp, INVALID_DECISION, "the approver's identity is required")
     written: list[SettleOutput] = []
 
     async def attempt() -> SettleOutput:

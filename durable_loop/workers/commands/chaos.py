@@ -27,6 +27,15 @@ def chaos(
         Path | None,
         typer.Option("--json", help="Also write the report as JSON to this file.", dir_okay=False),
     ] = None,
+    db_url: Annotated[
+        str | None,
+        typer.Option(
+            "--db-url",
+            help="Store for the worker and the checks (default: SQLite in a temp dir), "
+            "e.g. postgresql://user:pw@host/db.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Kill the worker mid-LLM-call and mid-tool, restart the server, send messages while no
     worker runs, script 429/500/529/resets/timeouts/truncated JSON and hostile tools; then
@@ -45,7 +54,7 @@ def chaos(
         select(scenario)
     except UnknownScenario as err:
         raise typer.BadParameter(str(err), param_hint="--scenario") from None
-    report = asyncio.run(run_chaos(scenario))
+    report = asyncio.run(run_chaos(scenario, db_url=db_url))
     for line in report.lines():
         typer.echo(line)
     if json_path is not None:

@@ -1,0 +1,59 @@
+"""An Update the server timed out admitting is sent again with the same id; a caller's
+cancellation is not."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.service import RPCError, RPCStatusCode
+
+from durable_loop import update_retry
+from durable_loop.update_retry import until_admitted
+
+
+def timed_out() -> WorkflowUpdateRPCTimeoutOrCancelledError:
+    err = WorkflowUpdateRPCTimeoutOrCancelledError()
+    err.__cause__ = RPCError("context deadline exceeded", RPCStatusCode.DEADLINE_EXCEEDED, b"")
+    return err
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(monkeypatch):
+    monkeypatch.setattr(update_retry, "BACKOFF_S", (0.0,))
+
+
+async def test_a_timed_out_update_is_sent_again_until_admitted():
+    calls = []
+
+    async def call() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise timed_out()
+        return "reply"
+
+    assert await until_admitted(call) == "reply"
+    assert len(calls) == 3
+
+
+async def test_it_gives_up_after_its_deadline():
+    async def call() -> str:
+        raise timed_out()
+
+    with pytest.raises(WorkflowUpdateRPCTimeoutOrCancelledError):
+        await until_admitted(call, give_up_after_s=0.05)
+
+
+async def test_a_cancelled_caller_is_not_retried():
+    calls = []
+
+    async def call() -> str:
+        calls.append(1)
+        err = WorkflowUpdateRPCTimeoutOrCancelledError()
+        err.__cause__ = asyncio.CancelledError()
+        raise err
+
+    with pytest.raises(WorkflowUpdateRPCTimeoutOrCancelledError):
+        await until_admitted(call)
+    assert calls == [1]

@@ -1,0 +1,67 @@
+"""Every scripted behaviour drives every scenario through the real session workflow: the
+baseline shows the quirk failing, the named transform/preset turns it into a pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from durable_loop.evals.behaviours import BEHAVIOURS
+from durable_loop.evals.selection import SCENARIOS
+from tests.evals.kit import run_offline
+
+TOOL_SCENARIOS = {name for name, s in SCENARIOS.items() if s.uses_tools}
+ALL = set(SCENARIOS)
+
+# behaviour -> (scenarios failing at baseline with their reason, scenarios failing when fixed)
+EXPECTED: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "well_behaved": ({}, {}),
+    "tags_as_text": (dict.fromkeys(TOOL_SCENARIOS, "NO_TOOL_CALLS"), {}),
+    "json_as_text": (
+        dict.fromkeys(TOOL_SCENARIOS, "NO_TOOL_CALLS"),
+        # the JSON fallback only recovers calls that name a tool the request offered
+        {"unknown_tool_recovery": "NO_TOOL_CALLS"},
+    ),
+    "args_as_objects": (dict.fromkeys(TOOL_SCENARIOS, "PROVIDER_BAD_RESPONSE"), {}),
+    "tool_calls_as_object": (dict.fromkeys(TOOL_SCENARIOS, "PROVIDER_BAD_RESPONSE"), {}),
+    "legacy_function_call": (dict.fromkeys(TOOL_SCENARIOS, "PROVIDER_BAD_RESPONSE"), {}),
+    "empty_finals": (dict.fromkeys(TOOL_SCENARIOS, "EMPTY_FINAL"), {}),
+    "repeats_after_result": (dict.fromkeys(TOOL_SCENARIOS, "MAX_TURNS"), {}),
+    # no transform makes a model shorten its arguments: it fails either way
+    "ignores_size_errors": (
+        {"long_arguments_guard": "MAX_TURNS"},
+        {"long_arguments_guard": "MAX_TURNS"},
+    ),
+}
+
+
+def test_every_behaviour_has_an_expectation():
+    assert set(EXPECTED) == set(BEHAVIOURS)
+
+
+async def test_behaviours_fail_at_baseline_and_pass_with_their_fix(
+    loop_worker, store_url, scripted_llm
+):
+    scenarios = list(SCENARIOS.values())
+    runs = []
+    for b in BEHAVIOURS.values():
+        runs.append((b.name, "baseline", b.broken_under, scenarios))
+        runs.append((b.name, "production", {**b.broken_under, **b.fix}, scenarios))
+    records = await run_offline(loop_worker, store_url, scripted_llm, runs)
+
+    mismatches = []
+    for name, (broken, still_failing) in EXPECTED.items():
+        for strategy, failing in (("baseline", broken), ("production", still_failing)):
+            for scenario in ALL:
+                record = records[(f"{name}/{strategy}", scenario)]
+                want = failing.get(scenario)
+                got = None if record.ok else record.failure
+                if got != want:
+                    mismatches.append(f"{name}/{strategy}/{scenario}: {got} != {want}")
+    assert not mismatches, "\n".join(sorted(mismatches))
+
+
+@pytest.mark.parametrize("name", [n for n, b in BEHAVIOURS.items() if b.fixed_by])
+def test_each_fix_is_named_and_changes_the_runtime(name):
+    b = BEHAVIOURS[name]
+    assert b.fix, name
+    assert b.fix != b.broken_under

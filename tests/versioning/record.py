@@ -1,0 +1,74 @@
+"""Record ``histories/session_before_change.json``: a session run by the production
+``SessionWorkflow`` as it was before the change in ``variants.py``.
+
+Unlike ``tests/histories``, this file is never regenerated for a workflow change: it
+stands for the runs already in flight when a change ships. From the repository root::
+
+    .venv/bin/python -m tests.versioning.record
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+from durable_loop.activities.store import StoreConfig, open_store
+from durable_loop.client import SessionClient
+from durable_loop.testing import ScriptedLLM, reply
+from durable_loop.testing.history import session_histories
+from durable_loop.testing.pytest_plugin import start_test_environment
+from durable_loop.toolcalling import names
+from durable_loop.toolcalling.registry import ToolRegistry
+from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
+from tests.conftest import settings_for
+
+HISTORY = Path(__file__).parent / "histories" / "session_before_change.json"
+
+
+def calculator() -> ToolRegistry:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    return registry
+
+
+async def record(target: Path = HISTORY) -> Path:
+    env = await start_test_environment()
+    try:
+        with ScriptedLLM() as llm, tempfile.TemporaryDirectory() as tmp:
+            store = open_store(StoreConfig.sqlite_file(Path(tmp) / "store.db"))
+            http = new_http_client()
+            deps = WorkerDeps(store=store, registry=calculator(), http=http, environ={})
+            sid, model = "before-change", "before-change-model"
+            llm.script(
+                model,
+                [reply.tool_call("add", {"a": 2, "b": 3}), reply.text("5"), reply.text("bye")],
+            )
+            sessions = SessionClient(env.client, task_queue="recording", search_attributes=False)
+            try:
+                async with build_worker(env.client, deps, task_queue="recording"):
+                    await sessions.start(sid, settings_for(llm, model))
+                    await sessions.send(sid, "what is 2+3?", message_id="m1")
+                    await sessions.send(sid, "thanks", message_id="m2")
+                    await sessions.close(sid)
+                    workflow_id = names.session_workflow_id(sid)
+                    await env.client.get_workflow_handle(workflow_id).result()
+                    [history] = await session_histories(env.client, workflow_id)
+            finally:
+                await http.aclose()
+                await store.close()
+    finally:
+        await env.shutdown()
+    target.write_text(json.dumps(history.to_json_dict(), indent=1) + "\n")
+    return target
+
+
+if __name__ == "__main__":
+    path = asyncio.run(record())
+    print(f"wrote {path} ({path.stat().st_size} bytes)")

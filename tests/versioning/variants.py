@@ -1,0 +1,76 @@
+"""Variants of the session workflow for the versioning tests (never deployed).
+
+The demonstrated change: the tool catalog is loaded by a regular activity (so it could
+run on another worker and retry with its own timeout) instead of a local activity. That
+changes the commands a run produces, so a history recorded before the change no longer
+replays, unless the change is guarded by ``workflow.patched``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from durable_loop.toolcalling import names
+    from durable_loop.toolcalling.contracts import (
+        ListToolsInput,
+        SessionEnd,
+        SessionInput,
+        ToolCatalogOutput,
+    )
+    from durable_loop.toolcalling.tools import ToolCatalog
+
+from durable_loop.workflows.session import SessionWorkflow
+
+PATCH = "catalog-by-activity"
+
+
+async def catalog_by_activity(session_id: str) -> ToolCatalog:
+    out = await workflow.execute_activity(
+        names.LIST_TOOLS,
+        ListToolsInput(session_id=session_id),
+        result_type=ToolCatalogOutput,
+        start_to_close_timeout=timedelta(seconds=30),
+    )
+    return out.catalog
+
+
+@workflow.defn(name=names.SESSION_WORKFLOW)
+class PatchedSession(SessionWorkflow):
+    """Step 1 of a change: old runs keep the old path, new runs take the new one."""
+
+    @workflow.run
+    async def run(self, inp: SessionInput) -> SessionEnd:
+        return await super().run(inp)
+
+    async def _load_catalog(self) -> ToolCatalog:
+        if workflow.patched(PATCH):
+            return await catalog_by_activity(self._session_id)
+        return await super()._load_catalog()
+
+
+@workflow.defn(name=names.SESSION_WORKFLOW)
+class UnpatchedSession(SessionWorkflow):
+    """The same change made carelessly: breaks every run recorded before it."""
+
+    @workflow.run
+    async def run(self, inp: SessionInput) -> SessionEnd:
+        return await super().run(inp)
+
+    async def _load_catalog(self) -> ToolCatalog:
+        return await catalog_by_activity(self._session_id)
+
+
+@workflow.defn(name=names.SESSION_WORKFLOW)
+class PatchDeprecatedSession(SessionWorkflow):
+    """Step 2, once no run from before step 1 is left: only the new path remains."""
+
+    @workflow.run
+    async def run(self, inp: SessionInput) -> SessionEnd:
+        return await super().run(inp)
+
+    async def _load_catalog(self) -> ToolCatalog:
+        workflow.deprecate_patch(PATCH)
+        return await catalog_by_activity(self._session_id)
