@@ -61,15 +61,15 @@ class LlmActivities:
         turn = await build_turn_request(self.store, self.registry, adapter, inp)
         async with heartbeating(f"llm turn {inp.turn}"):
             streamed = inp.stream and endpoint.provider in STREAMING_PROVIDERS
-        if streamed:
-            writer = ChunkWriter(
-                self.streams, session_id, inp.assistant_seq, activity.info().attempt
-            )
-            raw, latency_ms = await post_streaming(
-                self.http, endpoint, adapter, streaming_request(turn.request), api_key, writer
-            )
-        else:
-            raw, latency_ms = await post(self.http, endpoint, adapter, turn.request, api_key)
+            if streamed:
+                writer = ChunkWriter(
+                    self.streams, session_id, inp.assistant_seq, activity.info().attempt
+                )
+                raw, latency_ms = await post_streaming(
+                    self.http, endpoint, adapter, streaming_request(turn.request), api_key, writer
+                )
+            else:
+                raw, latency_ms = await post(self.http, endpoint, adapter, turn.request, api_key)
         id_prefix = str(inp.assistant_seq)
         reply = read_reply(
             adapter,

@@ -63,9 +63,7 @@ class KeyRing:
             try:
                 keys[key_id] = base64.b64decode(encoded.strip(), validate=True)
             except (binascii.Error, ValueError):
-                raise CodecError(
-                    "CODEC_CONFIG", f"key {key_id!r} is not valid base64"
-                ) from None
+                raise CodecError("CODEC_CONFIG", f"key {key_id!r} is not valid base64") from None
             order.append(key_id)
         if not order:
             raise CodecError("CODEC_CONFIG", "no keys: expected KEY_ID:BASE64_KEY[,...]")

@@ -207,10 +207,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour(
             "legacy_function_call",
             render=render_function_call,
-            fixed_by="assistant_function_call_to_tool_calls",
-            fix=_response("assistant_function_call_to_tool_calls"),
-            broken_under=STRICT,
-            description="the deprecated function_call field",
+            description="the deprecated function_call field (the adapter reads it natively)",
         ),
         Behaviour(
             "empty_finals",

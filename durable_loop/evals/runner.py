@@ -14,6 +14,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
+
 from durable_loop.activities.store import TranscriptStore
 from durable_loop.activities.store.workspace import WorkspaceStore
 from durable_loop.client import SessionClient
@@ -78,7 +80,7 @@ async def run_job(job: Job, target: EvalTarget) -> RunRecord:
         result = await asyncio.wait_for(
             target.sessions.send(session_id, job.scenario.prompt), timeout=job.timeout_s
         )
-    except TimeoutError:
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         result = None
     latency_ms = int((time.monotonic() - started) * 1000)
     transcript = [m.message for m in await target.store.read(session_id)]

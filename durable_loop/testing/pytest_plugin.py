@@ -131,7 +131,9 @@ async def loop_worker(
         client = temporal_env.client
         data_converter = data_converter or encrypted_test_converter()
         if data_converter is not None:
-            client = Client(**{**client.config(), "data_converter": data_converter})
+            config = client.config()
+            config["data_converter"] = data_converter
+            client = Client(**config)
         worker = build_worker(
             client, deps, task_queue=queue, tuning=tuning, interceptors=interceptors
         )

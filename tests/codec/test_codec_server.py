@@ -96,7 +96,9 @@ async def test_cors_preflight_admits_only_the_ui_origin():
     }
     async with client_for() as http:
         ui = await http.options("/decode", headers={**preflight, "Origin": UI})
-        other = await http.options("/decode", headers={**preflight, "Origin": "https://evil.example"})
+        other = await http.options(
+            "/decode", headers={**preflight, "Origin": "https://evil.example"}
+        )
         actual = await http.post(
             "/decode", json=await sealed_body("x"), headers={**auth(), "Origin": UI}
         )
@@ -115,7 +117,5 @@ def test_the_command_needs_keys_and_tokens():
     with pytest.raises(CliError) as no_tokens:
         build_app({"DURABLE_LOOP_CODEC_KEYS": K1})
     assert no_tokens.value.code == "NO_CODEC_TOKENS"
-    app = build_app(
-        {"DURABLE_LOOP_CODEC_KEYS": K1, "DURABLE_LOOP_CODEC_TOKENS": f"{TOKEN}=alice"}
-    )
+    app = build_app({"DURABLE_LOOP_CODEC_KEYS": K1, "DURABLE_LOOP_CODEC_TOKENS": f"{TOKEN}=alice"})
     assert app.routes

@@ -19,7 +19,9 @@ async def test_connect_encrypts_when_keys_are_set(temporal_env):
     client = await connect(WorkerSettings.load(environ).temporal, check_namespace=False)
     codec = client.data_converter.payload_codec
     assert isinstance(codec, AesGcmCodec) and codec.ring.active == "k2"
-    assert isinstance(client.data_converter.failure_converter, DefaultFailureConverterWithEncodedAttributes)
+    assert isinstance(
+        client.data_converter.failure_converter, DefaultFailureConverterWithEncodedAttributes
+    )
     plain = await connect(TemporalSettings(address=address), check_namespace=False)
     assert plain.data_converter.payload_codec is None
 

@@ -100,3 +100,26 @@ async def test_a_wrong_answer_fails_the_demo(loop_worker, scripted_llm):
     assert [c.detail for c in report.checks if c.name == "a note holding 441 was saved"] == [
         "no notes"
     ]
+
+
+async def test_a_slow_model_turn_outlives_the_heartbeat_timeout(loop_worker, scripted_llm):
+    """CPU models take many seconds per turn: the LLM activity heartbeats while it waits."""
+    model, notebook = unique("qwen-demo"), Notebook()
+    slow_first = functools.partial(slow_reply, small_model, seconds=2.5)
+    scripted_llm.script(model, [slow_first], then=small_model)
+    base = demo_settings_on(scripted_llm, model)
+    settings = base.model_copy(
+        update={"runtime": base.runtime.model_copy(update={"heartbeat_timeout_s": 1.0})}
+    )
+    steps = [DemoStep(text="What is 23 * 19 + 4? Save the result as a note.", expect="441")]
+    async with loop_worker(demo_registry(notebook)) as w:
+        report = await run_demo_session(
+            w.sessions, w.store, notebook, unique("demo"), settings, lambda line: None, steps
+        )
+    assert report.passed, report.checks
+    assert report.llm_ms[0] >= 2500
+    assert len(scripted_llm.requests(model)) == 5, "no turn was retried"
+
+
+def slow_reply(step, request, *, seconds: float):
+    return reply.slow(step(request), seconds)

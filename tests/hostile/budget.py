@@ -44,7 +44,7 @@ def scaled(examples: int) -> int:
 
 def fuzz(examples: int) -> Callable[[F], F]:
     """``@fuzz(n)`` above ``@given``: this test's share of the total case budget."""
-    return settings(max_examples=scaled(examples))  # type: ignore[return-value]
+    return settings(max_examples=scaled(examples))
 
 
 def hit(area: str, count: int = 1) -> None:

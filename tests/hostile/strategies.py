@@ -147,7 +147,7 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return found
 
 
-REPLACEMENTS = st.one_of(
+REPLACEMENTS: st.SearchStrategy[Any] = st.one_of(
     json_values(6), st.sampled_from([None, [], {}, "", 0, -1, True, "x" * 5000, [None], [{}]])
 )
 

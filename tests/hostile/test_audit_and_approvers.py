@@ -101,7 +101,7 @@ SEQUENCE = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> WorkspaceStore:
+def store(tmp_path_factory):
     url = StoreConfig.sqlite_file(tmp_path_factory.mktemp("audit") / "store.db").url
     opened = open_workspace_store(StoreConfig(url=url))
     yield opened
@@ -254,10 +254,13 @@ async def test_a_decision_without_an_approver_is_refused_by_the_session(
             await approvals.signal(sid, decision)  # a signal is ignored, not applied
         assert (await approvals.proposals(sid)).pending[0].proposal_id == pending.proposal_id
         assert (await ws.snapshot(sid)).facts == {"title": "Old"}
-        decision = pending.model_dump(include={"proposal_id", "fingerprint"})
-        result = await approvals.decide(
-            sid, ProposalDecision(**decision, verdict="confirm", approver="carol")
+        confirm = ProposalDecision(
+            proposal_id=pending.proposal_id,
+            fingerprint=pending.fingerprint,
+            verdict="confirm",
+            approver="carol",
         )
+        result = await approvals.decide(sid, confirm)
     assert (result.status, result.decided_by) == ("committed", "carol")
     facts_rows = [a for a in await ws.audit(sid) if a.target == "facts"]
     assert [(a.actor, a.actor_kind) for a in facts_rows] == [("carol", "human")]

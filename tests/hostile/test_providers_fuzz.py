@@ -188,7 +188,7 @@ def transcripts(draw: st.DrawFn) -> list[Message]:
     return [Message.model_validate_json(m.model_dump_json()) for m in _storable(messages)]
 
 
-def _envelope(draw: st.DrawFn):  # type: ignore[no-untyped-def]
+def _envelope(draw: st.DrawFn):
     from durable_loop.toolcalling.envelope import Envelope
 
     if draw(st.booleans()):

@@ -229,7 +229,7 @@ RUNTIME = RuntimeConfig(
 )
 
 
-def session_settings(llm: Any, model: str, provider: str):  # type: ignore[no-untyped-def]
+def session_settings(llm: Any, model: str, provider: str):
     settings = settings_for(llm, model, runtime=RUNTIME, timeout_s=5)
     if provider == "openai":
         return settings

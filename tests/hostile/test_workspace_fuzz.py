@@ -31,7 +31,12 @@ CODES = {
     ErrorCode.LOCKED,
     WORKSPACE_TOO_LARGE,
 }
-DOC = {"title": "t", "tags": ["a", "b"], "meta": {"owner": "ann", "n": 1}, "": {"~": [1]}}
+DOC: dict[str, Any] = {
+    "title": "t",
+    "tags": ["a", "b"],
+    "meta": {"owner": "ann", "n": 1},
+    "": {"~": [1]},
+}
 POINTERS = st.one_of(
     st.sampled_from(
         [

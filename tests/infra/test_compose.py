@@ -85,7 +85,7 @@ def test_depends_on_names_services_and_waits_for_health(compose):
     services = compose["services"]
     for name, service in services.items():
         depends = service.get("depends_on") or {}
-        for target, condition in (depends.items() if isinstance(depends, dict) else []):
+        for target, condition in depends.items() if isinstance(depends, dict) else []:
             assert target in services, (name, target)
             if condition.get("condition") == "service_healthy":
                 assert "healthcheck" in services[target], (name, target)

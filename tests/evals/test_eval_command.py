@@ -1,0 +1,68 @@
+"""``durable-loop eval`` offline end to end: the report files against their schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from durable_loop.evals.report import SUMMARIES
+from durable_loop.evals.schema import RunRecord, Summary
+from durable_loop.workers.cli import app
+
+runner = CliRunner()
+
+
+def test_offline_run_writes_a_valid_report(tmp_path: Path):
+    result = runner.invoke(
+        app,
+        ["eval", "--scenarios", "happy_path,chat_only", "--behaviours", "well_behaved,tags_as_text",
+         "--out", str(tmp_path), "-v"],
+        env={"DURABLE_LOOP_EVAL_TRIALS": "2"},
+    )
+    assert result.exit_code == 0, result.output
+    [directory] = list(tmp_path.iterdir())
+    records = [RunRecord.model_validate_json(line)
+               for line in (directory / "runs.jsonl").read_text().splitlines()]
+    assert len(records) == 2 * 2 * 2 * 2  # behaviours x strategies x scenarios x trials
+    summary = Summary.model_validate_json((directory / "summary.json").read_text())
+    assert summary.trials == 2 and summary.mode == "offline"
+    # tags_as_text fails only its baseline tool scenario: 2 of 16 runs x 2 trials
+    assert summary.overall.ok == 12 and summary.failures == {"NO_TOOL_CALLS": 4}
+    assert summary.tool_scenarios.runs == 8 and summary.tool_scenarios.ok == 4
+    by_scenario = SUMMARIES.validate_json((directory / "summary_by_scenario.json").read_text())
+    assert {(s.model, s.scenario) for s in by_scenario} == {
+        (m, s) for m in ("well_behaved", "tags_as_text") for s in ("happy_path", "chat_only")
+    }
+    matrix = SUMMARIES.validate_json(
+        (directory / "summary_by_scenario_and_strategy.json").read_text()
+    )
+    tags_baseline = next(
+        s for s in matrix
+        if (s.model, s.strategy, s.scenario) == ("tags_as_text", "baseline", "happy_path")
+    )
+    assert tags_baseline.overall.success_rate == 0.0
+    assert (directory / "matrix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = (directory / "report.md").read_text()
+    assert "| tags_as_text | scripted | baseline | 0/2 | 2/2 | 0% |" in table
+    assert "happy_path #1" in result.output or "happy_path #2" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "lists"),
+    [
+        (["--scenarios", "nope"], "UNKNOWN_SCENARIO", "happy_path"),
+        (["--behaviours", "nope"], "UNKNOWN_BEHAVIOUR", "well_behaved"),
+        (["--strategies", "nope"], "UNKNOWN_STRATEGY", "production"),
+        (["--live", "--models", "tag:nothing"], "NO_MODELS", "tag"),
+        (["--live", "--models", "openai/gpt-5.2", "--profiles", "nope"], "UNKNOWN_PROFILE", "greedy"),
+        (["--request-overrides", "[1]"], "BAD_JSON", "object"),
+    ],
+)
+def test_bad_input_is_one_line_listing_what_exists(args, code, lists, tmp_path):
+    result = runner.invoke(
+        app, ["eval", *args, "--out", str(tmp_path)], env={"OPENROUTER_API_KEY": "k"}
+    )
+    assert result.exit_code == 2, result.output
+    assert code in result.output and lists in result.output
