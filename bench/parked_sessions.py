@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -91,17 +92,29 @@ async def park(
     settings = settings_for(llm, model)
     ids = [f"park-{i}-{uuid.uuid4().hex[:8]}" for i in range(count)]
 
-    def start(sid: str):
-        return lambda: sessions.start_and_send(sid, settings, "set a budget of 100")
+    errors: list[str] = []
+
+    def start(sid: str) -> Callable[[], Awaitable[bool]]:
+        async def one() -> bool:
+            try:
+                result = await sessions.start_and_send(sid, settings, "set a budget of 100")
+            except Exception as err:  # counted and reported, the other sessions go on
+                errors.append(f"{type(err).__name__}: {err}")
+                return False
+            return result.status == "completed"
+
+        return one
 
     parked, curve = 0, []
     size = -(-count // BATCHES)
     for first in range(0, count, size):
         batch = [start(sid) for sid in ids[first : first + size]]
         results = await bounded(batch, in_flight)
-        parked += sum(r.status == "completed" for r in results)
+        parked += sum(results)
         llm.forget(model)
         curve.append((parked, rss_mb(pid)))
+    if errors:
+        print(f"{len(errors)} sessions failed to park, e.g. {errors[0]}", flush=True)
     return ids, parked, curve
 
 

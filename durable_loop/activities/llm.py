@@ -50,6 +50,11 @@ class LlmActivities:
 
     @activity.defn(name=names.LLM_TURN)
     async def llm_turn(self, inp: LlmTurnInput) -> LlmTurnOutput:
+        # Beat from the start: the heartbeat timeout also runs before the first beat.
+        async with heartbeating(f"llm turn {inp.turn}"):
+            return await self._llm_turn(inp)
+
+    async def _llm_turn(self, inp: LlmTurnInput) -> LlmTurnOutput:
         session_id = inp.transcript.session_id
         await write_appends(self.store, session_id, inp.appends)
         stored = await self.store.get(session_id, inp.assistant_seq)
@@ -59,17 +64,16 @@ class LlmActivities:
         adapter = adapter_for(endpoint)
         api_key = read_api_key(self.environ, endpoint.api_key_env)
         turn = await build_turn_request(self.store, self.registry, adapter, inp)
-        async with heartbeating(f"llm turn {inp.turn}"):
-            streamed = inp.stream and endpoint.provider in STREAMING_PROVIDERS
-            if streamed:
-                writer = ChunkWriter(
-                    self.streams, session_id, inp.assistant_seq, activity.info().attempt
-                )
-                raw, latency_ms = await post_streaming(
-                    self.http, endpoint, adapter, streaming_request(turn.request), api_key, writer
-                )
-            else:
-                raw, latency_ms = await post(self.http, endpoint, adapter, turn.request, api_key)
+        streamed = inp.stream and endpoint.provider in STREAMING_PROVIDERS
+        if streamed:
+            writer = ChunkWriter(
+                self.streams, session_id, inp.assistant_seq, activity.info().attempt
+            )
+            raw, latency_ms = await post_streaming(
+                self.http, endpoint, adapter, streaming_request(turn.request), api_key, writer
+            )
+        else:
+            raw, latency_ms = await post(self.http, endpoint, adapter, turn.request, api_key)
         id_prefix = str(inp.assistant_seq)
         reply = read_reply(
             adapter,

@@ -39,6 +39,11 @@ class ToolActivities:
 
     @activity.defn(name=names.RUN_TOOL)
     async def run_tool(self, inp: ToolRunInput) -> ToolRunOutput:
+        # Beat from the start: the heartbeat timeout also runs before the first beat.
+        async with heartbeating(inp.call_id):
+            return await self._run_tool(inp)
+
+    async def _run_tool(self, inp: ToolRunInput) -> ToolRunOutput:
         done = await self.store.get(inp.session_id, inp.result_seq)
         if done is not None:
             return summarize_result(done, inp, cached=True)
@@ -58,16 +63,15 @@ class ToolActivities:
         if inp.call_index >= len(calls):
             envelope, size = Envelope.failure(ErrorCode.TOOL_ERROR, "call not in the store"), 0
         else:
-            async with heartbeating(inp.call_id):
-                envelope, size = await dispatch(
-                    self.registry.get(inp.name),
-                    inp.name,
-                    calls[inp.call_index].arguments,
-                    ctx,
-                    timeout_s=inp.timeout_s,
-                    max_output_bytes=inp.max_output_bytes,
-                    last_attempt=inp.max_attempts != 0 and info.attempt >= inp.max_attempts,
-                )
+            envelope, size = await dispatch(
+                self.registry.get(inp.name),
+                inp.name,
+                calls[inp.call_index].arguments,
+                ctx,
+                timeout_s=inp.timeout_s,
+                max_output_bytes=inp.max_output_bytes,
+                last_attempt=inp.max_attempts != 0 and info.attempt >= inp.max_attempts,
+            )
         duration_ms = int((time.monotonic() - started) * 1000)
         message = Message.tool_result(inp.call_id, inp.name, envelope)
         meta: dict[str, JsonValue] = {

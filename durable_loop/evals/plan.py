@@ -22,7 +22,7 @@ OFFLINE_RETRY = RetrySettings(initial_interval_s=0.1, maximum_interval_s=1.0, ma
 
 
 def scenario_update(scenario: Scenario) -> Update:
-    names = list(WORKSPACE_TOOLS)
+    names: list[JsonValue] = list(WORKSPACE_TOOLS)
     if scenario.extra_tools is not None:
         names += scenario.extra_tools().names()
     return presets.compose({"tool_allowlist": names}, scenario.runtime)

@@ -95,7 +95,8 @@ def markdown(records: Sequence[RunRecord], summary: Summary) -> str:
         "|" + "---|" * len(header),
     ]
     groups = metrics.group(records, lambda r: (r.model, r.profile, _variant(r)))
-    for (model, profile, variant), rows in groups.items():
+    for key, rows in groups.items():
+        model, profile, variant = (str(part) for part in key)  # type: ignore[attr-defined]
         cells = [str(model), str(profile), str(variant)]
         for name in scenarios:
             runs = [r for r in rows if r.scenario == name]
@@ -106,7 +107,8 @@ def markdown(records: Sequence[RunRecord], summary: Summary) -> str:
         cells += [_pct(tools.success_rate), f"{lat.p50_ms / 1000:.1f}", f"{lat.p95_ms / 1000:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Failure reasons:", ""]
-    for (model, profile, variant), rows in groups.items():
+    for key, rows in groups.items():
+        model, profile, variant = (str(part) for part in key)  # type: ignore[attr-defined]
         reasons = metrics.failures(rows)
         text = ", ".join(f"{k} x{v}" for k, v in reasons.items()) or "none"
         lines.append(f"- {model} / {profile} / {variant}: {text}")

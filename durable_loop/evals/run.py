@@ -100,7 +100,9 @@ def endpoint_for(model: Selected, opts: EvalOptions) -> LlmEndpoint:
 def live_plan(opts: EvalOptions) -> tuple[LivePlan, dict[str, list[str]]]:
     selected = select_models(opts.models, default_provider=opts.provider)
     wanted = profiles(opts.profiles)
-    models, applicable, used = [], {}, {}
+    models: list[LiveModel] = []
+    applicable: dict[str, list[str]] = {}
+    used: dict[str, SamplingProfile] = {}
     for model in selected:
         endpoint = endpoint_for(model, opts)
         models.append(LiveModel(endpoint=endpoint, label=model.model))
@@ -179,7 +181,9 @@ def _wait_ready(base_url: str, child: subprocess.Popen[bytes], timeout_s: float 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if child.poll() is not None:
-            raise CliError("LOCAL_LLM_NOT_READY", f"durable-loop local-llm exited ({child.returncode})")
+            raise CliError(
+                "LOCAL_LLM_NOT_READY", f"durable-loop local-llm exited ({child.returncode})"
+            )
         try:
             if httpx.get(f"{base_url}/health", timeout=2.0).status_code == 200:
                 return

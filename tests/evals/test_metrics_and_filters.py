@@ -10,8 +10,14 @@ from durable_loop.workers.errors import CliError
 
 @pytest.mark.parametrize(
     ("values", "q", "expected"),
-    [([], 50, 0.0), ([7], 95, 7.0), ([1, 2, 3, 4], 50, 2.5), ([1, 2, 3, 4, 5], 95, 4.8),
-     ([10, 1, 5], 0, 1.0), ([10, 1, 5], 100, 10.0)],
+    [
+        ([], 50, 0.0),
+        ([7], 95, 7.0),
+        ([1, 2, 3, 4], 50, 2.5),
+        ([1, 2, 3, 4, 5], 95, 4.8),
+        ([10, 1, 5], 0, 1.0),
+        ([10, 1, 5], 100, 10.0),
+    ],
 )
 def test_percentile_interpolates_like_numpy(values, q, expected):
     assert percentile(values, q) == pytest.approx(expected)
@@ -56,8 +62,12 @@ def test_filter_matching_nothing_lists_the_catalog():
 def test_scenario_selection_combines_presets_and_names():
     names = [s.name for s in select_scenarios("default,happy_path_parallel")]
     assert names == [
-        "happy_path", "missing_workspace_id", "type_error_recovery", "long_arguments_guard",
-        "chat_only", "happy_path_parallel",
+        "happy_path",
+        "missing_workspace_id",
+        "type_error_recovery",
+        "long_arguments_guard",
+        "chat_only",
+        "happy_path_parallel",
     ]
     assert len(select_scenarios("all")) >= 10
     with pytest.raises(CliError) as err:

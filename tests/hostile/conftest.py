@@ -1,10 +1,18 @@
-"""Hostile-input suite: print (and keep in pytest's cache) how many cases ran."""
+"""Hostile-input suite: the ``hostile`` marker, and how many cases ran (printed at the
+end and kept in pytest's cache under ``hostile/cases``)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.hostile.budget import CASES, PROFILE
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark this directory ``hostile`` (``-m "not hostile"`` skips the fuzzing)."""
+    for item in items:
+        if "tests/hostile/" in item.nodeid:
+            item.add_marker(pytest.mark.hostile)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

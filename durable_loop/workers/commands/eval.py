@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -17,9 +17,9 @@ from durable_loop.workers.errors import CliError
 ENV = "DURABLE_LOOP_EVAL_"
 
 
-def _opt(name: str, help: str, **kw: object) -> object:
+def _opt(name: str, help: str, **kw: Any) -> Any:
     env = ENV + name.lstrip("-").replace("-", "_").upper()
-    return typer.Option(name, envvar=env, help=f"{help} Env: {env}.", **kw)  # type: ignore[call-overload]
+    return typer.Option(name, envvar=env, help=f"{help} Env: {env}.", **kw)
 
 
 def _json(text: str | None, flag: str) -> dict[str, object]:
@@ -94,7 +94,9 @@ def eval_command(
         str, _opt("--pipeline", "tool_loop, or router (runs the routing benchmark).")
     ] = "tool_loop",
     out: Annotated[Path, _opt("--out", "Report root directory.")] = Path("eval-reports"),
-    local_port: Annotated[int, _opt("--local-port", "Port for the in-process local model (0: a free one).")] = 0,
+    local_port: Annotated[
+        int, _opt("--local-port", "Port for the in-process local model (0: a free one).")
+    ] = 0,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="Per-run lines.")] = 0,
 ) -> None:
     """Measure tool-calling reliability: scenarios through the real session workflow."""
