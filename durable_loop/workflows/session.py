@@ -103,9 +103,11 @@ class SessionWorkflow(ProposalHandlers):
                 # handler to finish while messages are queued would deadlock: drain the
                 # queue first and continue as new once it is empty and handlers are done.
                 await workflow.wait_condition(
-                    lambda: workflow.all_handlers_finished()
-                    or bool(self._queue)
-                    or self._closing is not None
+                    lambda: (
+                        workflow.all_handlers_finished()
+                        or bool(self._queue)
+                        or self._closing is not None
+                    )
                 )
                 if not self._queue and self._closing is None and workflow.all_handlers_finished():
                     workflow.continue_as_new(self._carry(inp))
