@@ -150,11 +150,9 @@ async def test_parallel_batch_with_per_call_timeouts_keeps_emitted_order(
         await w.sessions.start(sid, settings_for(scripted_llm, model))
         result = await w.sessions.send(sid, "all at once")
         stored = await w.store.read(sid)
-    by_name = {e.name: e for e in log.executions if e.args.get("seconds") != 3}
     long_run = next(e for e in log.executions if e.name == "crunch")
     fast = next(e for e in log.executions if e.args.get("seconds") == 0.1)
-    assert fast.finished < long_run.finished, "the batch ran one call after another"
-    assert set(by_name) == {"quick", "plain"}
+    assert 0 < fast.finished < long_run.finished, "the batch ran one call after another"
     rows = [m for m in stored if m.message.role == "tool"]
     assert [m.message.tool_call_id for m in rows] == ["c_long", "c_timeout", "c_fast", "c_plain"]
     assert [m.seq for m in rows] == [2, 3, 4, 5]

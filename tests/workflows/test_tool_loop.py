@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 from durable_loop.testing import reply
 from durable_loop.toolcalling.config import RuntimeConfig
@@ -86,14 +85,12 @@ async def test_parallel_calls_run_concurrently_and_keep_emitted_order(loop_worke
     scripted_llm.script(model, [reply.tool_calls(*calls), reply.text("done")])
     async with loop_worker(recording_tools(log)) as w:
         await w.sessions.start(sid, settings_for(scripted_llm, model))
-        started = time.monotonic()
         result = await w.sessions.send(sid, "nap three times")
-        elapsed = time.monotonic() - started
         stored = await w.store.read(sid)
 
     assert result.status == "completed", result
-    # Sequential execution would need 3.0 s of sleeping alone.
-    assert elapsed < 2.5, f"tools did not run concurrently: {elapsed:.2f}s"
+    # Concurrency shown by overlap, not by wall time: every nap started before any finished.
+    assert max(e.started for e in log.executions) < min(e.finished for e in log.executions)
     finished_order = [e.args["label"] for e in sorted(log.executions, key=lambda e: e.finished)]
     assert finished_order == ["fast", "mid", "slow"]
     tool_rows = [m for m in stored if m.message.role == "tool"]
