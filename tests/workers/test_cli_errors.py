@@ -187,10 +187,13 @@ async def test_unknown_session_and_namespace(temporal_env):
 
 
 async def test_send_without_a_worker_times_out_with_a_hint(temporal_env, scripted_llm):
+    session_id = unique("s")
     result = await asyncio.to_thread(
         run,
-        "send", unique("s"), "hi", "--model", "m", "--base-url", scripted_llm.base_url,
+        "send", session_id, "hi", "--model", "m", "--base-url", scripted_llm.base_url,
         "--address", address_of(temporal_env), "--task-queue", unique("idle"),
         "--timeout", "1",
     )  # fmt: skip
     assert_one_line(result, "NO_REPLY", "durable-loop worker")
+    # A workflow no worker will ever pick up would stop time skipping for later tests.
+    await temporal_env.client.get_workflow_handle(f"session-{session_id}").terminate("test done")
