@@ -56,7 +56,7 @@ class WorkerProcess:
 
     @property
     def log_path(self) -> Path:
-        return self.log_dir / f"worker-{self.starts}.log"
+        return self.log_dir / f"worker-{self.task_queue}-{self.starts}.log"
 
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None

@@ -18,7 +18,7 @@ import re
 import statistics
 import time
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -275,10 +275,19 @@ class RoutingBench:
             got = outcome.args or {}
             outcome.args_correct = all(_same(v, got.get(k)) for k, v in query.args.items())
 
-    async def run(self, queries: list[LabelledQuery], behaviour: str = "live") -> BenchReport:
+    async def run(
+        self,
+        queries: list[LabelledQuery],
+        behaviour: str = "live",
+        progress: Callable[[int, QueryOutcome], None] | None = None,
+    ) -> BenchReport:
         started = datetime.now(UTC)
         clock = time.monotonic()
-        outcomes = [await self.run_query(q) for q in queries]
+        outcomes: list[QueryOutcome] = []
+        for query in queries:
+            outcomes.append(await self.run_query(query))
+            if progress is not None:
+                progress(len(outcomes), outcomes[-1])
         return BenchReport(
             model=self.endpoint.model,
             base_url=self.endpoint.base_url,

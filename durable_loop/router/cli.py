@@ -91,7 +91,7 @@ async def _run(
     json_mode: bool,
     timeout_s: float,
 ) -> BenchReport:
-    from durable_loop.router.bench import RoutingBench, load_queries
+    from durable_loop.router.bench import QueryOutcome, RoutingBench, load_queries
     from durable_loop.router.bench_tools import travel_desk
     from durable_loop.router.config import RouterConfig
     from durable_loop.router.scripted_models import BEHAVIOURS
@@ -124,7 +124,18 @@ async def _run(
     http = new_http_client()
     try:
         bench = RoutingBench(http, endpoint, specs, router=router, environ=dict(os.environ))
-        return await bench.run(labelled, behaviour="live" if server is None else scripted)
+        behaviour = "live" if server is None else scripted
+
+        def progress(done: int, outcome: QueryOutcome) -> None:
+            mark = "ok " if outcome.correct else "MISS"
+            route = f"{outcome.choice} {outcome.tool or ''}".strip()
+            typer.echo(
+                f"[{done}/{len(labelled)}] {mark} {outcome.id}: {route}"
+                f" ({outcome.router_ms} + {outcome.executor_ms} ms)",
+                err=True,
+            )
+
+        return await bench.run(labelled, behaviour=behaviour, progress=progress)
     finally:
         await http.aclose()
         if server is not None:

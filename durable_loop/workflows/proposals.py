@@ -143,6 +143,8 @@ class ProposalBook:
             raise ValueError(f"EXPIRED: proposal {proposal_id} expired at {proposal.expires_at}")
         if not decision.approver.strip():
             raise ValueError("INVALID_DECISION: the approver's identity is required")
+        if "\x00" in decision.approver + (decision.comment or ""):
+            raise ValueError("INVALID_DECISION: the approver or comment contains a NUL character")
         bound = decision.verdict == "confirm" or decision.fingerprint is not None
         if bound and decision.fingerprint != proposal.fingerprint:
             raise ValueError(

@@ -48,6 +48,8 @@ def _invalid(message: str) -> WorkspaceError:
 
 
 def tokens(path: str) -> list[str]:
+    if "\x00" in path:  # no database text column (PostgreSQL) can hold it
+        raise _invalid(f"{path!r} contains a NUL character")
     try:
         return list(jsonpointer.JsonPointer(path).parts)
     except jsonpointer.JsonPointerException as err:

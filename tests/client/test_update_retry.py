@@ -57,3 +57,28 @@ async def test_a_cancelled_caller_is_not_retried():
     with pytest.raises(WorkflowUpdateRPCTimeoutOrCancelledError):
         await until_admitted(call)
     assert calls == [1]
+
+
+async def test_an_update_refused_while_the_workflow_task_is_retried_is_sent_again():
+    calls = []
+
+    async def call() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RPCError(
+                "Unable to perform workflow execution update due to Workflow Task in failed state.",
+                RPCStatusCode.FAILED_PRECONDITION,
+                b"",
+            )
+        return "reply"
+
+    assert await until_admitted(call) == "reply"
+    assert len(calls) == 2
+
+
+async def test_other_rpc_errors_are_not_retried():
+    async def call() -> str:
+        raise RPCError("workflow not found", RPCStatusCode.NOT_FOUND, b"")
+
+    with pytest.raises(RPCError, match="not found"):
+        await until_admitted(call)

@@ -60,7 +60,9 @@ async def test_tampering_and_relabelling_fail_with_a_code():
     ring = KeyRing.parse(f"{K1},{K2}")
     codec = AesGcmCodec(ring)
     [sealed] = await codec.encode([plain("x")])
-    flipped = Payload(metadata=dict(sealed.metadata), data=sealed.data[:-1] + b"\x00")
+    flipped = Payload(
+        metadata=dict(sealed.metadata), data=sealed.data[:-1] + bytes([sealed.data[-1] ^ 1])
+    )
     relabelled = Payload(metadata={**sealed.metadata, KEY_ID_METADATA: b"k2"}, data=sealed.data)
     for bad in (flipped, relabelled):
         with pytest.raises(CodecError) as err:

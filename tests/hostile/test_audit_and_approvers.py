@@ -120,7 +120,7 @@ OPS = st.lists(
         st.tuples(st.just("ui"), st.integers(0, 9)),
         st.tuples(st.just("propose"), st.sampled_from(["/title", "/n"]), st.integers(0, 3)),
         st.tuples(st.just("settle"), st.sampled_from(["confirm", "reject", "expire"])),
-        st.tuples(st.just("anonymous"), st.sampled_from(["", "  "])),
+        st.tuples(st.just("anonymous"), st.sampled_from(["", "  ", "nul\x00"])),
     ),
     min_size=1,
     max_size=10,
@@ -186,7 +186,8 @@ def test_any_sequence_of_store_operations_only_appends_to_the_audit_log(store, o
         seen = now
 
 
-def test_settling_without_an_identity_is_refused_and_writes_nothing(store):
+def test_settling_without_a_storable_identity_is_refused_and_writes_nothing(store):
+    """Blank approvers, and NUL characters PostgreSQL cannot store, are refused up front."""
     workspace = f"ws-{next(SEQUENCE)}"
     change = [{"op": "replace", "path": "/title", "value": "new"}]
 
@@ -195,13 +196,14 @@ def test_settling_without_an_identity_is_refused_and_writes_nothing(store):
         model = ChangeSource(actor="model", actor_kind="model", session_id="s")
         notice = await propose(store, workspace, change, model, proposal_id=f"p-{workspace}")
         before = await store.audit(workspace)
-        for actor in ("", "   "):
+        for actor, comment in (("", None), ("   ", None), ("a\x00b", None), ("bob", "c\x00")):
             inp = SettleInput(
                 proposal_id=notice.proposal_id,
                 workspace_id=workspace,
                 fingerprint=notice.fingerprint,
                 verdict="confirm",
                 actor=actor,
+                comment=comment,
                 session_id="s",
             )
             out = await settle(store, inp)
@@ -241,11 +243,12 @@ async def test_a_decision_without_an_approver_is_refused_by_the_session(
         assert (await w.sessions.send(sid, "rename")).status == "completed"
         approvals = ApprovalClient(w.sessions.client)
         [pending] = (await approvals.proposals(sid)).pending
-        for approver in ("", "  \t"):
+        for approver, comment in (("", None), ("  \t", None), ("carol", "ok\x00")):
             decision = ProposalDecision(
                 proposal_id=pending.proposal_id,
                 verdict="confirm",
                 approver=approver,
+                comment=comment,
                 fingerprint=pending.fingerprint,
             )
             with pytest.raises(WorkflowUpdateFailedError) as err:

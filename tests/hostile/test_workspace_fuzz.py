@@ -84,6 +84,7 @@ LOCKS = st.lists(st.sampled_from(["/title", "/tags", "/meta/owner", "/tags/1", "
 @example(raw=[{"op": "add", "path": "/x", "value": float("nan")}], locks=[])
 @example(raw=[{"op": "add", "path": "/x", "value": "\ud800"}], locks=[])
 @example(raw=[{"op": "replace", "path": "", "value": []}], locks=[])
+@example(raw=[{"op": "add", "path": "/a\x00b", "value": 1}], locks=[])
 @example(raw=[{"op": "copy", "from": "/tags", "path": "/tags/-"}] * 20, locks=[])
 def test_change_sets_apply_whole_or_not_at_all(raw: Any, locks: list[str]) -> None:
     hit("workspace: patch ops")

@@ -132,6 +132,10 @@ class WorkspaceStore:
             return
         if not source.actor.strip():
             raise WorkspaceError(ErrorCode.INVALID_ARGS, "every change needs an actor")
+        if "\x00" in source.actor + (source.comment or ""):
+            raise WorkspaceError(
+                ErrorCode.INVALID_ARGS, "actor or comment contains a NUL character"
+            )
         await conn.execute(
             insert(AUDIT),
             [

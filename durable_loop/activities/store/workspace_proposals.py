@@ -173,6 +173,8 @@ async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
     """Confirm (commit), reject or expire a proposal exactly once, naming who decided."""
     if not inp.actor.strip():
         return _failed(inp, INVALID_DECISION, "the approver's identity is required")
+    if "\x00" in inp.actor + (inp.comment or ""):
+        return _failed(inp, INVALID_DECISION, "the approver or comment contains a NUL character")
     written: list[SettleOutput] = []
 
     async def attempt() -> SettleOutput:
