@@ -66,6 +66,7 @@ class StepRecord(BaseModel):
     strict_json: bool
     schema_valid: bool
     error: str | None = None
+    output: str = Field(default="", description="The model output, cut at 300 characters")
 
 
 class QueryOutcome(BaseModel):
@@ -228,6 +229,7 @@ class RoutingBench:
                     strict_json=isinstance(extracted, Extracted) and extracted.strict,
                     schema_valid=not isinstance(parsed, StepFailure),
                     error=parsed.message[:300] if isinstance(parsed, StepFailure) else None,
+                    output=reply.text[:300],
                 )
             )
             if not isinstance(parsed, StepFailure):

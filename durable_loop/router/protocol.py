@@ -113,6 +113,28 @@ def router_schema(tool_names: list[str]) -> dict[str, JsonValue]:
     }
 
 
+def _route_hint(value: JsonValue, names: list[str]) -> str | None:
+    """A plain-words message for the mistakes small models make most (quoted in the repair
+    prompt, where a bare jsonschema message like "None is not of type 'string'" is lost)."""
+    if not isinstance(value, dict):
+        return None
+    choice, tool = value.get("choice"), value.get("tool")
+    listed = ", ".join(names)
+    if isinstance(choice, str) and choice in names:
+        return (
+            f'"choice" must be call_tool, clarify or none; to use {choice} answer '
+            f'{{"choice": "call_tool", "tool": "{choice}", "question": null}}'
+        )
+    if choice == "call_tool" and tool not in names:
+        return f'call_tool needs "tool" to be one of: {listed}. If no tool fits, choose none'
+    if choice == "clarify" and tool not in names:
+        return (
+            'clarify is only for a lookup whose identifier is missing, with "tool" set to '
+            f"that lookup ({listed}). For general questions choose none"
+        )
+    return None
+
+
 def parse_router(text: str, specs: list[ToolSpec]) -> RouterDecision | StepFailure:
     """Validate a router output; ``clarify`` must name a tool with a required argument
     (clarifying is only for a missing identifier of a lookup)."""
@@ -123,7 +145,7 @@ def parse_router(text: str, specs: list[ToolSpec]) -> RouterDecision | StepFailu
     names = [s.name for s in specs]
     if isinstance(value, dict) and "tool" in value:
         value = {**value, "tool": normalise_tool_name(value["tool"], names)}
-    problem = _schema_errors(router_schema(names), value)
+    problem = _route_hint(value, names) or _schema_errors(router_schema(names), value)
     if problem:
         return StepFailure(code="SCHEMA_INVALID", message=problem)
     decision = RouterDecision.model_validate(value)

@@ -115,3 +115,22 @@ def test_executor_schema_refs_resolve_against_the_tool_schema():
     }
     refused = parse_executor('{"tool": "book", "args": {"seat": "floor"}}', spec)
     assert isinstance(refused, StepFailure) and "seat" in refused.message
+
+
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [
+        (
+            {"choice": "currency_convert", "tool": None, "question": None},
+            '{"choice": "call_tool", "tool": "currency_convert", "question": null}',
+        ),
+        ({"choice": "call_tool", "tool": None, "question": None}, "If no tool fits, choose none"),
+        (
+            {"choice": "clarify", "tool": None, "question": "What do you mean?"},
+            "For general questions choose none",
+        ),
+    ],
+)
+def test_common_small_model_mistakes_get_plain_repair_hints(value, hint):
+    failure = parse_router(route(value), SPECS)
+    assert isinstance(failure, StepFailure) and hint in failure.message
