@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from pydantic import JsonValue
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -29,36 +28,9 @@ from durable_loop.workspace.tools import workspace_tools
 WORKSPACE_TOOLS = ("state_get", "state_patch", "facts_propose")
 
 
-ANY_JSON: list[JsonValue] = ["string", "number", "integer", "boolean", "array", "object", "null"]
-
-
-def typed_any(schema: JsonValue) -> JsonValue:
-    """Give untyped "any JSON value" nodes an explicit type list: llama.cpp's grammar
-    conversion rejects a schema that is only a description (HTTP 400)."""
-    if isinstance(schema, list):
-        return [typed_any(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {key: typed_any(value) for key, value in schema.items()}
-    props = out.get("properties")
-    if isinstance(props, dict):
-        for name, prop in props.items():
-            if isinstance(prop, dict) and set(prop) <= {"description"}:
-                props[name] = {**prop, "type": list(ANY_JSON)}
-    return out
-
-
 def eval_registry(workspace: WorkspaceStore) -> ToolRegistry:
     """Every tool a scenario may offer; each job narrows it with ``tool_allowlist``."""
-    registry = ToolRegistry()
-    every = workspace_tools(workspace).merged(note_tools())
-    for name in every.names():
-        tool = every.get(name)
-        assert tool is not None
-        parameters = typed_any(tool.spec.parameters)
-        assert isinstance(parameters, dict)
-        registry.add(tool.spec.model_copy(update={"parameters": parameters}), tool.fn)
-    return registry
+    return workspace_tools(workspace).merged(note_tools())
 
 
 async def start_environment(kind: str) -> WorkflowEnvironment:

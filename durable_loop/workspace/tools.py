@@ -27,7 +27,10 @@ _OP_ITEM: dict[str, JsonValue] = {
     "properties": {
         "op": {"type": "string", "enum": list(OPS)},
         "path": {"type": "string", "description": "JSON pointer, e.g. /title or /tags/0"},
-        "value": {"description": "Any JSON value (add, replace, test)"},
+        "value": {
+            "type": ["string", "number", "integer", "boolean", "array", "object", "null"],
+            "description": "Any JSON value (add, replace, test)",
+        },
         "from": {"type": "string", "description": "JSON pointer (move, copy)"},
     },
     "required": ["op", "path"],

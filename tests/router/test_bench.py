@@ -124,3 +124,21 @@ def test_command_line_runs_offline_and_saves_the_report(tmp_path):
     assert "strict accuracy" in result.output
     saved = json.loads((tmp_path / "routing_scripted-keyword.json").read_text())
     assert saved["behaviour"] == "keyword" and saved["metrics"]["queries"] == 6
+
+
+def test_eval_pipeline_router_runs_the_routing_benchmark_offline(tmp_path):
+    result = CliRunner().invoke(
+        app, ["eval", "--pipeline", "router", "--behaviours", "messy", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "routing_scripted-messy.json").read_text())
+    assert saved["behaviour"] == "messy" and saved["metrics"]["queries"] >= 40
+
+
+def test_eval_pipeline_router_refuses_an_unknown_behaviour_and_a_model_filter(tmp_path):
+    unknown = CliRunner().invoke(app, ["eval", "--pipeline", "router", "--behaviours", "calm"])
+    assert unknown.exit_code != 0 and "UNKNOWN_BEHAVIOUR" in unknown.output
+    assert "keyword" in unknown.output
+    live = ["eval", "--pipeline", "router", "--base-url", "http://127.0.0.1:9"]
+    filtered = CliRunner().invoke(app, [*live, "--models", "tag:x"])
+    assert filtered.exit_code != 0 and "MODEL_FILTER_UNSUPPORTED" in filtered.output

@@ -101,9 +101,17 @@ def eval_command(
 ) -> None:
     """Measure tool-calling reliability: scenarios through the real session workflow."""
     if pipeline == "router":
-        from durable_loop.router.cli import route_bench
-
-        route_bench(base_url=base_url, model=None if base_url is None else models, out=out)
+        _route_bench(
+            local=local,
+            base_url=base_url,
+            models=models,
+            provider=provider,
+            api_key_env=api_key_env,
+            behaviours=behaviours,
+            timeout=timeout,
+            out=out,
+            local_port=local_port,
+        )
         return
     if pipeline != "tool_loop":
         raise CliError(
@@ -140,4 +148,53 @@ def eval_command(
     console.print(
         f"report: {directory}  (overall {summary.overall.success_rate:.0%}, "
         f"tool scenarios {summary.tool_scenarios.success_rate:.0%})"
+    )
+
+
+def _route_bench(
+    *,
+    local: bool,
+    base_url: str | None,
+    models: str,
+    provider: str,
+    api_key_env: str | None,
+    behaviours: str,
+    timeout: float,
+    out: Path,
+    local_port: int,
+) -> None:
+    """``--pipeline router``: the routing benchmark with the eval flags that apply to it
+    (offline: a scripted behaviour; live: one model id; --local: the local model)."""
+    from durable_loop.evals.run import EvalOptions, local_model
+    from durable_loop.router.cli import route_bench
+    from durable_loop.router.scripted_models import BEHAVIOURS
+
+    timeout_s = timeout
+    if local:
+        opts = EvalOptions(local=True, base_url=base_url, local_port=local_port, out=out)
+        model = models if models != "tag:stable" else "qwen2.5-coder-1.5b-instruct"
+        with local_model(opts, Console(stderr=True)) as url:
+            route_bench(base_url=url, model=model, timeout_s=timeout_s, out=out)
+        return
+    if base_url is None:
+        scripted = "keyword" if behaviours == "all" else behaviours
+        if scripted not in BEHAVIOURS:
+            raise CliError(
+                "UNKNOWN_BEHAVIOUR",
+                f"unknown routing behaviour {scripted!r}; behaviours: {', '.join(BEHAVIOURS)}",
+            )
+        route_bench(scripted=scripted, timeout_s=timeout_s, out=out)
+        return
+    if any(mark in models for mark in ("*", ":", "!", ",")):
+        raise CliError(
+            "MODEL_FILTER_UNSUPPORTED",
+            f"--pipeline router measures one model; give its id with --models, not {models!r}",
+        )
+    route_bench(
+        base_url=base_url,
+        model=models,
+        provider="openai" if provider == "openrouter" else provider,
+        api_key_env=api_key_env,
+        timeout_s=timeout_s,
+        out=out,
     )
