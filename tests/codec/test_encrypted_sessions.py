@@ -13,6 +13,8 @@ from durable_loop.codec import KeyRing, data_converter, new_key
 from durable_loop.testing import reply
 from durable_loop.testing.history import history_bytes
 from durable_loop.toolcalling.registry import ToolRegistry
+from durable_loop.trace.fetch import load_trace
+from durable_loop.trace.models import Trace
 from durable_loop.workers.worker import WorkerTuning
 from tests.conftest import settings_for, unique
 
@@ -79,7 +81,7 @@ def payload_encodings(history: WorkflowHistory) -> set[str]:
     return found
 
 
-async def run_sessions(w, llm) -> list[WorkflowHistory]:
+async def run_sessions(w, llm, traces: list[Trace] | None = None) -> list[WorkflowHistory]:
     """One session that calls a tool and replies, one whose provider fails with a 400."""
     ok_model, bad_model = unique("m"), unique("m")
     llm.script(
@@ -104,6 +106,8 @@ async def run_sessions(w, llm) -> list[WorkflowHistory]:
             assert "PROVIDER-ERROR-MARKER-a1b2" in result.error.message
             assert API_KEY not in result.error.message
         histories.extend(await w.histories(sid))
+        if traces is not None:
+            traces.append(await load_trace(w.sessions.client, sid, db_url=None))
     return histories
 
 
@@ -120,6 +124,24 @@ async def test_encrypted_histories_hold_no_plaintext_and_no_api_key(loop_worker,
             assert marker.encode() not in raw, marker
             assert marker not in text, marker
         assert payload_encodings(history) == {"binary/encrypted"}
+
+
+async def test_trace_decodes_encrypted_sessions_with_the_keys(loop_worker, scripted_llm):
+    """``durable-loop trace`` (load_trace) reads through the client's codec: the same rows
+    as a plain session for whoever holds the keys, the provider error text included."""
+    converter = data_converter(KeyRing.parse(K1))
+    traces: list[Trace] = []
+    async with loop_worker(
+        lookup_tools(), environ={KEY_ENV: API_KEY}, data_converter=converter
+    ) as w:
+        await run_sessions(w, scripted_llm, traces)
+    ok, failed = traces
+    [call] = [c for t in ok.turns for c in t.calls]
+    assert (call.name, call.ok) == ("lookup", True)
+    assert [r.reply for r in ok.message_results] == ["REPLY-MARKER-7c8d"]
+    [error] = [t.error for t in failed.turns if t.error is not None]
+    assert error.code == "PROVIDER_BAD_REQUEST"
+    assert "PROVIDER-ERROR-MARKER-a1b2" in error.message and API_KEY not in error.message
 
 
 async def test_the_same_sessions_unencrypted_show_the_markers(loop_worker, scripted_llm):
