@@ -19,6 +19,10 @@ REUSED_WARNING = (
     "identical call already made in this reply; this is its recorded result. "
     "Do not call the tool again: answer the user now."
 )
+REUSED_FAILURE_WARNING = (
+    "identical to a call that already failed in this reply; this is its recorded error. "
+    "Repeating it cannot succeed: change the arguments as the error says."
+)
 DEDUPLICATED_WARNING = (
     "this exact call was already made earlier in this session; this is its recorded result "
     "(the tool did not run again)."
@@ -39,7 +43,10 @@ async def write_appends(store: TranscriptStore, session_id: str, appends: list[A
             if source and source.message.envelope
             else Envelope.failure("TOOL_ERROR", "the earlier result is not available")
         )
-        warning = DEDUPLICATED_WARNING if item.dedupe else REUSED_WARNING
+        if item.dedupe:
+            warning = DEDUPLICATED_WARNING
+        else:
+            warning = REUSED_WARNING if envelope.ok else REUSED_FAILURE_WARNING
         reused = envelope.model_copy(
             update={"warnings": [*envelope.warnings, warning], "deduplicated": True}
         )

@@ -23,7 +23,11 @@ from durable_loop.activities.provider_http import adapter_for, post, read_api_ke
 from durable_loop.activities.store import StoredMessage, TranscriptStore
 from durable_loop.activities.store.stream import StreamStore
 from durable_loop.toolcalling import names
-from durable_loop.toolcalling.canonical_json import arguments_fingerprint, utf8_len
+from durable_loop.toolcalling.canonical_json import (
+    arguments_fingerprint,
+    largest_string,
+    utf8_len,
+)
 from durable_loop.toolcalling.contracts import LlmTurnInput, LlmTurnOutput, ToolCallSummary
 from durable_loop.toolcalling.messages import Usage
 from durable_loop.toolcalling.providers.base import fill_missing_call_ids
@@ -31,6 +35,9 @@ from durable_loop.toolcalling.providers.openai_stream import STREAMING_PROVIDERS
 from durable_loop.toolcalling.registry import ToolRegistry
 from durable_loop.toolcalling.transforms.inbound import InboundContext
 from durable_loop.toolcalling.transforms.registry import transform_tool_calls
+
+LARGE_ARGS_BYTES = 256
+"""Above this size a call summary says where its longest string is (for ARGUMENTS_TOO_LARGE)."""
 
 
 class LlmActivities:
@@ -122,14 +129,17 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
     calls = []
     for index, call in enumerate(message.tool_calls):
         valid, digest = arguments_fingerprint(call.arguments)
+        size = utf8_len(call.arguments)
+        largest = largest_string(call.arguments) if valid and size > LARGE_ARGS_BYTES else None
         calls.append(
             ToolCallSummary(
                 index=index,
                 id=call.id,
                 name=call.name,
-                args_bytes=utf8_len(call.arguments),
+                args_bytes=size,
                 args_sha256=digest,
                 args_valid_json=valid,
+                args_largest=f"{largest[0]} ({largest[1]} chars)" if largest else None,
             )
         )
     meta = stored.meta

@@ -141,6 +141,28 @@ def repeats_after_result(scenario: Scenario, view: ModelView, action: Action) ->
     return action
 
 
+PLACEHOLDER_ID = "your_workspace_id"
+
+
+def fills_placeholder_ids(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    """Fills an offered optional ``workspace_id`` with a made-up placeholder."""
+    calls = []
+    for call in action.calls:
+        offered = "workspace_id" in view.offered.get(call.name, frozenset())
+        if offered and isinstance(call.arguments, dict):
+            call = Call(call.name, {**call.arguments, "workspace_id": PLACEHOLDER_ID})
+        calls.append(call)
+    return Action(calls=tuple(calls), text=action.text) if calls else action
+
+
+def gives_up_after_errors(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    """Reads a failed tool result and declares the task done anyway."""
+    last = view.last
+    if view.last_role == "tool" and last is not None and not last.ok:
+        return Action.final()
+    return action
+
+
 @dataclass(frozen=True)
 class Behaviour:
     name: str
@@ -154,7 +176,8 @@ class Behaviour:
     def step(self, scenario: Scenario) -> Callable[[RecordedRequest], Reply]:
         def answer(request: RecordedRequest) -> Reply:
             messages = request.messages
-            view = view_of(messages, tools_sent=bool(request.body.get("tools")))
+            tools = request.body.get("tools")
+            view = view_of(messages, tools_sent=bool(tools), tools=tools)
             action = self.twist(scenario, view, scenario.policy(view))
             turn = sum(1 for m in messages if m.get("role") == "assistant")
             return self.render(action, turn)
@@ -224,6 +247,21 @@ BEHAVIOURS: dict[str, Behaviour] = {
             fix={"repeated_call_guard": True},
             broken_under={"repeated_call_guard": False, "max_turns": 6},
             description="calls the same tool again after its result while tools are sent",
+        ),
+        Behaviour(
+            "fills_placeholder_ids",
+            twist=fills_placeholder_ids,
+            fixed_by="hide_implicit_arguments",
+            fix=presets.hide_implicit_arguments(),
+            description='fills an offered optional id with "your_workspace_id" '
+            "(like local Qwen2.5-Coder)",
+        ),
+        Behaviour(
+            "gives_up_after_errors",
+            twist=gives_up_after_errors,
+            fixed_by="retry_after_tool_error",
+            fix=presets.retry_after_tool_error(),
+            description="answers as if done right after a failed call (like local Qwen2.5-Coder)",
         ),
         Behaviour(
             "ignores_size_errors",

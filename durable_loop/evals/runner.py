@@ -8,6 +8,7 @@ and the workspace draft and applies the scenario's assertions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 import uuid
@@ -15,12 +16,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.service import RPCError
 
 from durable_loop.activities.store import TranscriptStore
 from durable_loop.activities.store.workspace import WorkspaceStore
 from durable_loop.client import SessionClient
 from durable_loop.evals.scenario import Scenario, Trace
 from durable_loop.evals.schema import RunRecord
+from durable_loop.toolcalling import names
 from durable_loop.toolcalling.config import SessionSettings
 from durable_loop.toolcalling.contracts import RunResult
 
@@ -82,6 +85,7 @@ async def run_job(job: Job, target: EvalTarget) -> RunRecord:
         )
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         result = None
+        await _stop(target.sessions, session_id, job.timeout_s)
     latency_ms = int((time.monotonic() - started) * 1000)
     transcript = [m.message for m in await target.store.read(session_id)]
     snapshot = await target.workspace.snapshot(session_id)
@@ -113,6 +117,14 @@ async def run_job(job: Job, target: EvalTarget) -> RunRecord:
         error_code=trace.error_code,
         session_id=session_id,
     )
+
+
+async def _stop(sessions: SessionClient, session_id: str, timeout_s: float) -> None:
+    """Terminate a session that ran out of time, so its retries stop competing with the
+    next runs for the model (a local server answers one request at a time)."""
+    handle = sessions.client.get_workflow_handle(names.session_workflow_id(session_id))
+    with contextlib.suppress(RPCError):
+        await handle.terminate(f"eval run exceeded {timeout_s:.0f}s")
 
 
 async def run_jobs(

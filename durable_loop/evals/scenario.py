@@ -61,6 +61,8 @@ class ModelView:
     tools_sent: bool
     last_role: str
     last_user: str
+    offered: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Tool name -> the argument names its schema offers in this request."""
 
     def ok(self, name: str) -> bool:
         return any(r.name == name and r.ok for r in self.results)
@@ -73,7 +75,18 @@ class ModelView:
         return self.results[-1] if self.results else None
 
 
-def view_of(messages: list[dict[str, Any]], tools_sent: bool) -> ModelView:
+def offered_arguments(tools: object) -> dict[str, frozenset[str]]:
+    """Argument names per tool from an OpenAI-shaped ``tools`` list."""
+    offered: dict[str, frozenset[str]] = {}
+    for tool in tools if isinstance(tools, list) else []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict):
+            props = (fn.get("parameters") or {}).get("properties") or {}
+            offered[str(fn.get("name"))] = frozenset(props)
+    return offered
+
+
+def view_of(messages: list[dict[str, Any]], tools_sent: bool, tools: object = None) -> ModelView:
     """Read tool results (name, ok, error codes, the arguments the call used) from an
     OpenAI-shaped message list."""
     args_by_id: dict[str, tuple[str, str]] = {}
@@ -91,7 +104,7 @@ def view_of(messages: list[dict[str, Any]], tools_sent: bool) -> ModelView:
             ok, codes = _envelope(str(message.get("content") or ""))
             results.append(ToolResult(name or str(message.get("name")), ok, codes, arguments))
     last_role = str(messages[-1].get("role")) if messages else ""
-    return ModelView(tuple(results), tools_sent, last_role, last_user)
+    return ModelView(tuple(results), tools_sent, last_role, last_user, offered_arguments(tools))
 
 
 def _envelope(content: str) -> tuple[bool, tuple[str, ...]]:

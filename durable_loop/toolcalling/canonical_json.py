@@ -78,6 +78,31 @@ def utf8_len(text: str) -> int:
     return len(text.encode("utf-8", errors="surrogatepass"))
 
 
+def largest_string(raw_arguments: str) -> tuple[str, int] | None:
+    """The JSON pointer and length (characters) of the longest string in the arguments,
+    which is what a model must shorten after ARGUMENTS_TOO_LARGE; None if unreadable."""
+    try:
+        parsed = strict_loads(raw_arguments)
+    except (ValueError, RecursionError):
+        return None
+    best: tuple[str, int] | None = None
+    stack: list[tuple[str, object]] = [("", parsed)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, str):
+            if best is None or len(node) > best[1]:
+                best = (path or "/", len(node))
+        elif isinstance(node, dict):
+            stack.extend((f"{path}/{_escape(str(k))}", v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((f"{path}/{i}", v) for i, v in enumerate(node))
+    return best
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
 def arguments_fingerprint(raw_arguments: str) -> tuple[bool, str]:
     """Return (is_valid_json_object, sha256 of canonical arguments).
 

@@ -27,6 +27,10 @@ RESERVED_REQUEST_KEYS = frozenset({"model", "messages", "tools", "tool_choice", 
 DEFAULT_FIX_EMPTY_FINAL_TEXT = (
     "Your last reply was empty. Using the tool results above, write the final answer now."
 )
+DEFAULT_RETRY_AFTER_TOOL_ERROR_TEXT = (
+    "Your {name} call failed: {error} "
+    "The task is not done. Call {name} again with corrected arguments, then answer."
+)
 
 
 class ToolUseMode(StrEnum):
@@ -182,6 +186,18 @@ class RuntimeConfig(BaseModel):
     fix_empty_final: bool = True
     fix_empty_final_user_text: str = DEFAULT_FIX_EMPTY_FINAL_TEXT
     fix_empty_final_disable_tools: bool = True
+    retry_after_tool_error: int = Field(
+        default=0,
+        ge=0,
+        description="When the model answers right after a failed tool call, tell it (as a "
+        "synthetic user message quoting the error) to correct the call, and ask for a tool "
+        'call on that request (tool_choice "required"), at most this many times per message. '
+        "Small models often read an error and declare success anyway.",
+    )
+    retry_after_tool_error_text: str = Field(
+        default=DEFAULT_RETRY_AFTER_TOOL_ERROR_TEXT,
+        description="Template with {name} (the tool) and {error} (its first error message)",
+    )
     repeated_call_guard: bool = True
     request_overrides: dict[str, JsonValue] = Field(default_factory=dict)
     fallback_retry_count: int = Field(default=0, ge=0)

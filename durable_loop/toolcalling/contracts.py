@@ -209,6 +209,10 @@ class ToolCallSummary(BaseModel):
     args_bytes: int
     args_sha256: str
     args_valid_json: bool
+    args_largest: str | None = Field(
+        default=None,
+        description='Large arguments only: where the longest string is, "/ops/0/value (720 chars)"',
+    )
 
 
 class LlmTurnOutput(BaseModel):

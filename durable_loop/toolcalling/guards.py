@@ -43,6 +43,17 @@ def _reject(call: ToolCallSummary, seq: int, code: ErrorCode, message: str) -> C
     )
 
 
+def too_large_message(call: ToolCallSummary, limit: int) -> str:
+    over = call.args_bytes - limit
+    where = (
+        f" The longest value is {call.args_largest}: make it at least {over} characters "
+        f"shorter and call {call.name} again."
+        if call.args_largest
+        else " Retry with shorter arguments."
+    )
+    return f"arguments are {call.args_bytes} bytes; the limit is {limit}.{where}"
+
+
 def plan_turn(
     calls: list[ToolCallSummary],
     *,
@@ -100,8 +111,7 @@ def plan_turn(
                     call,
                     seq,
                     ErrorCode.ARGUMENTS_TOO_LARGE,
-                    f"arguments are {call.args_bytes} bytes; the limit is "
-                    f"{config.max_tool_args_bytes}. Retry with shorter arguments.",
+                    too_large_message(call, config.max_tool_args_bytes),
                 )
             )
             continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from durable_loop.toolcalling.config import RuntimeConfig, ToolFailurePolicy, ToolUseMode
 from durable_loop.toolcalling.errors import CodedError, ErrorCode
 
@@ -42,4 +44,22 @@ def preview(text: str | None, limit: int = 160) -> str:
     if not text:
         return ""
     flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def failure_text(codes: list[str], text: str, limit: int = 300) -> str:
+    """One line naming why a tool call failed, for a retry prompt: the first error of the
+    result envelope when ``text`` is one (else ``text`` itself), prefixed by its code."""
+    message = text
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("errors"), list) and body["errors"]:
+        first = body["errors"][0]
+        if isinstance(first, dict):
+            message = f"{first.get('code', '')}: {first.get('message', '')}"
+    elif codes and not text.startswith(codes[0]):
+        message = f"{codes[0]}: {text}"
+    flat = " ".join(message.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -116,6 +116,16 @@ def json_tool_call_fallback() -> Update:
     return {"response_transforms": ["assistant_content_json_tool_calls_to_tool_calls"]}
 
 
+def hide_implicit_arguments() -> Update:
+    """Keep arguments the runtime fills in (the workspace id) out of the tool schemas."""
+    return {"tool_transforms": ["tools_hide_implicit_arguments"]}
+
+
+def retry_after_tool_error() -> Update:
+    """Once per message, send a model that answers over a failed call back to fix it."""
+    return {"retry_after_tool_error": 1}
+
+
 def deepseek_openrouter_compat() -> Update:
     return {
         "message_transforms": [
@@ -142,6 +152,8 @@ WORKAROUNDS: dict[str, Callable[[], Update]] = {
     "openai_compatible_reliability": openai_compatible_reliability,
     "content_tag_tool_call_fallback": content_tag_tool_call_fallback,
     "json_tool_call_fallback": json_tool_call_fallback,
+    "hide_implicit_arguments": hide_implicit_arguments,
+    "retry_after_tool_error": retry_after_tool_error,
     "deepseek_openrouter_compat": deepseek_openrouter_compat,
     "gemini_openrouter_compat": gemini_openrouter_compat,
     "tool_use_disabled": tool_use_disabled,

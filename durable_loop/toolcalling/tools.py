@@ -50,6 +50,11 @@ class ToolSpec(BaseModel):
         default=None, description="Task queue of a long-running tool (default: <queue>-long)"
     )
     heartbeat_timeout_s: float | None = Field(default=None, gt=0)
+    implicit_args: tuple[str, ...] = Field(
+        default=(),
+        description="Optional arguments the runtime fills in (e.g. the session's workspace); "
+        "the tool transform tools_hide_implicit_arguments keeps them from the model",
+    )
 
     @field_validator("name")
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -81,7 +82,7 @@ async def load_trace(
     )
 
 
-async def decode_payloads(events: list[HistoryEvent], converter: DataConverter) -> None:
+async def decode_payloads(events: Sequence[HistoryEvent], converter: DataConverter) -> None:
     """Run the client's payload codec (e.g. decryption) over the payloads the trace reads,
     in place, so an encrypted session traces like a plain one for whoever holds its keys."""
     codec = converter.payload_codec

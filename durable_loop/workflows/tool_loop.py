@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.toolcalling.errors import CodedError, ErrorCode
     from durable_loop.toolcalling.guards import CallDecision, call_key, plan_turn
     from durable_loop.toolcalling.messages import Message, Usage
-    from durable_loop.toolcalling.outcome import judge_final, preview
+    from durable_loop.toolcalling.outcome import failure_text, judge_final, preview
     from durable_loop.toolcalling.tools import ToolCatalog, visible_tool_names
 
 from durable_loop.workflows.context_summary import ContextSummaries
@@ -109,9 +109,15 @@ class MessageLoop:
         self.seen_calls: dict[str, int] = {}
         self.last_ok_by_tool: dict[str, bool] = {}
         self.outcome_by_seq: dict[int, tuple[bool, list[str]]] = {}
+        self.failure_by_seq: dict[int, str] = {}
         self.deduplicated: set[int] = set()
         self.tools_off = False
         self.finalization_used = False
+        self.error_retries_used = 0
+        self.require_tool_call = False
+        """The next request asks for a tool call (tool_choice "required"): the retry turn."""
+        self.last_failure: tuple[str, str] | None = None
+        """The most recent tool call of this message if it failed: (tool, error text)."""
         self.fallbacks_left = self.config.fallback_retry_count
         self.router = ModelRouter(settings)
         self.summaries = ContextSummaries(session_id, self.config, cursor)
@@ -145,9 +151,29 @@ class MessageLoop:
                         Message.user(self.config.fix_empty_final_user_text, synthetic=True)
                     )
                     continue
+                if self._needs_error_retry():
+                    self._append_error_retry()
+                    continue
                 return await self._finish(out)
         finally:
             await self._flush()
+
+    def _needs_error_retry(self) -> bool:
+        return (
+            self.last_failure is not None
+            and self.error_retries_used < self.config.retry_after_tool_error
+            and self.config.tool_use_mode is not ToolUseMode.DISABLED
+            and bool(self.visible)
+        )
+
+    def _append_error_retry(self) -> None:
+        assert self.last_failure is not None
+        name, error = self.last_failure
+        self.error_retries_used += 1
+        self.require_tool_call = True
+        self.tools_off = False
+        text = self.config.retry_after_tool_error_text.format(name=name, error=error)
+        self._append(Message.user(text, synthetic=True))
 
     def _append(self, message: Message) -> int:
         seq = self.cursor.take_seq()
@@ -203,7 +229,7 @@ class MessageLoop:
                 endpoint=endpoint,
                 tool_names=self.visible if send_tools else [],
                 send_tools=send_tools,
-                tool_choice=self.config.tool_choice,
+                tool_choice="required" if self.require_tool_call else self.config.tool_choice,
                 parallel_tool_calls=self.config.parallel_tool_calls,
                 request_overrides=self.config.request_overrides,
                 system_prompt=self.settings.system_prompt,
@@ -225,6 +251,7 @@ class MessageLoop:
                 self._fail(failure.code, failure.message)
                 return None
             self.appends = []
+            self.require_tool_call = False
             self._spend(out.usage)
             self.summaries.note(out)
             self._remember(assistant_seq, "assistant", out.text, [c.name for c in out.tool_calls])
@@ -358,6 +385,12 @@ class MessageLoop:
             )
             ok, codes, text = False, [error.code], error.message
         self.outcome_by_seq[decision.result_seq] = (ok, codes)
+        if decision.action == "reuse" and decision.reuse_seq in self.failure_by_seq:
+            self.failure_by_seq[decision.result_seq] = self.failure_by_seq[decision.reuse_seq]
+        elif not ok:
+            self.failure_by_seq[decision.result_seq] = failure_text(codes, text)
+        failure = self.failure_by_seq.get(decision.result_seq)
+        self.last_failure = None if ok or failure is None else (call.name, failure)
         if not decision.ignored and call.name in self.registered:
             self.last_ok_by_tool[call.name] = ok
         self.result.tool_calls.append(

@@ -170,7 +170,14 @@ def apply_ops(
         except jsonpatch.JsonPatchTestFailed as err:
             raise _invalid(f"ops[{index}] test failed: {err}") from None
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
-            raise _invalid(f"ops[{index}] ({op['op']} {op['path']}) cannot apply: {err}") from None
+            hint = (
+                f'; {op["path"]} does not exist yet: use "op": "add" to create it'
+                if op["op"] == "replace" and "non-existent" in str(err)
+                else ""
+            )
+            raise _invalid(
+                f"ops[{index}] ({op['op']} {op['path']}) cannot apply: {err}{hint}"
+            ) from None
         paths.extend(p for p in touched if p not in paths)
         if op["op"] == "copy":  # copies can double the document per op: check each one
             _check_size(working, limits, label)

@@ -26,6 +26,25 @@ EXPECTED: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "legacy_function_call": ({}, {}),
     "empty_finals": (dict.fromkeys(TOOL_SCENARIOS, "EMPTY_FINAL"), {}),
     "repeats_after_result": (dict.fromkeys(TOOL_SCENARIOS, "MAX_TURNS"), {}),
+    # every scenario using the workspace tools (which offer an optional workspace_id)
+    "fills_placeholder_ids": (
+        dict.fromkeys(TOOL_SCENARIOS - {"tool_error_recovery"}, "TOOL_ERROR"),
+        {},
+    ),
+    # every scenario whose first call fails by design
+    "gives_up_after_errors": (
+        dict.fromkeys(
+            {
+                "type_error_recovery",
+                "long_arguments_guard",
+                "unknown_tool_recovery",
+                "invalid_json_recovery",
+                "tool_error_recovery",
+            },
+            "TOOL_ERROR",
+        ),
+        {},
+    ),
     # no transform makes a model shorten its arguments: it fails either way
     "ignores_size_errors": (
         {"long_arguments_guard": "MAX_TURNS"},

@@ -46,3 +46,13 @@ def test_deeply_nested_input_does_not_crash():
 
 def test_utf8_len_counts_bytes():
     assert utf8_len("aé€😀") == 1 + 2 + 3 + 4
+
+
+def test_largest_string_points_at_the_longest_value():
+    from durable_loop.toolcalling.canonical_json import largest_string
+
+    raw = '{"ops": [{"op": "add", "path": "/a~b/c", "value": "' + "y" * 40 + '"}], "k/x": "zz"}'
+    assert largest_string(raw) == ("/ops/0/value", 40)
+    assert largest_string('{"a/b": "long text"}') == ("/a~1b", 9)
+    assert largest_string("not json") is None
+    assert largest_string('{"n": 1}') is None

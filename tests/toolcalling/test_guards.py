@@ -114,3 +114,14 @@ def test_different_arguments_are_not_a_repeat():
     seen = {call_key("add", call("add", '{"a": 1}').args_sha256): 4}
     result = plan([call("add", '{"a": 2}')], seen=seen)
     assert summary(result) == [("execute", None, 10)]
+
+
+def test_too_large_arguments_name_the_value_to_shorten():
+    config = RuntimeConfig(max_tool_args_bytes=100)
+    big = call("add", '{"ops": [{"op": "add", "path": "/note", "value": "' + "x" * 150 + '"}]}')
+    big = big.model_copy(update={"args_largest": "/ops/0/value (150 chars)"})
+    [decision] = plan([big], config).decisions
+    message = decision.error.message
+    assert "The longest value is /ops/0/value (150 chars)" in message
+    assert f"at least {big.args_bytes - 100} characters shorter" in message
+    assert "call add again" in message

@@ -46,3 +46,17 @@ def test_preview_flattens_and_bounds_text():
     assert preview(None) == "" and preview("a\n  b") == "a b"
     long = preview("x" * 500, limit=10)
     assert len(long) == 10 and long.endswith("…")
+
+
+def test_failure_text_reads_the_first_error_of_an_envelope():
+    from durable_loop.toolcalling.outcome import failure_text
+
+    envelope = '{"ok": false, "errors": [{"code": "INVALID_ARGS", "message": "a must be int"}]}'
+    assert failure_text(["INVALID_ARGS"], envelope) == "INVALID_ARGS: a must be int"
+    assert failure_text(["TOOL_NOT_FOUND"], "no tool named 'x'") == (
+        "TOOL_NOT_FOUND: no tool named 'x'"
+    )
+    assert failure_text(["TOOL_ERROR"], '{"ok": false, "errors": [{"code": "TOOL_ERR…') == (
+        'TOOL_ERROR: {"ok": false, "errors": [{"code": "TOOL_ERR…'
+    )
+    assert len(failure_text(["X"], "y" * 1000)) == 300

@@ -169,3 +169,71 @@ async def test_reused_result_reports_its_own_outcome(loop_worker, scripted_llm):
     ]
     assert result.status == "completed", result.error
     assert log.count("add") == 1
+
+
+async def test_retry_after_tool_error_sends_the_model_back_once_with_a_tool_required(
+    loop_worker, scripted_llm
+):
+    result, requests, log, stored = await run_session(
+        loop_worker,
+        scripted_llm,
+        [
+            reply.tool_call("add", {"a": "two", "b": 2}),
+            reply.text("Done."),
+            reply.tool_call("add", {"a": 2, "b": 2}, "fixed"),
+            reply.text("4"),
+        ],
+        runtime=RuntimeConfig(retry_after_tool_error=1),
+    )
+    assert result.status == "completed" and result.reply == "4"
+    assert [(t.name, t.ok) for t in result.tool_calls] == [("add", False), ("add", True)]
+    assert log.count("add") == 1
+    nudge = requests[2].messages[-1]
+    assert nudge["role"] == "user" and nudge["content"].startswith("Your add call failed: ")
+    assert "INVALID_ARGS" in nudge["content"]
+    assert requests[2].body["tool_choice"] == "required"
+    assert requests[1].body["tool_choice"] == requests[3].body["tool_choice"] == "auto"
+    assert [m.message.synthetic for m in stored if m.message.role == "user"] == [False, True]
+
+
+async def test_retry_after_tool_error_is_bounded_and_off_by_default(loop_worker, scripted_llm):
+    steps = [reply.tool_call("flaky", {"reason": "x"}), reply.text("Done.")]
+    off, off_requests, _, _ = await run_session(loop_worker, scripted_llm, steps)
+    assert off.reply == "Done." and len(off_requests) == 2
+
+    stubborn = [
+        reply.tool_call("flaky", {"reason": "x"}),
+        reply.text("Done."),
+        reply.tool_call("flaky", {"reason": "y"}, "again"),
+        reply.text("Done, really."),
+    ]
+    once, requests, log, _ = await run_session(
+        loop_worker, scripted_llm, stubborn, RuntimeConfig(retry_after_tool_error=1)
+    )
+    assert len(requests) == 4 and log.count("flaky") == 2
+    assert once.reply == "Done, really."
+
+
+async def test_retry_after_a_repeated_failed_call_quotes_the_original_error(
+    loop_worker, scripted_llm
+):
+    result, requests, log, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [
+            reply.tool_call("flaky", {"reason": "x"}),
+            reply.tool_call("flaky", {"reason": "x"}, "same"),
+            reply.text("Done."),
+            reply.tool_call("add", {"a": 1, "b": 1}, "other"),
+            reply.text("2"),
+        ],
+        runtime=RuntimeConfig(retry_after_tool_error=1, tool_failure_policy="tolerated"),
+    )
+    assert log.count("flaky") == 1
+    repeated = json.loads(requests[2].messages[-1]["content"])
+    assert "Repeating it cannot succeed" in repeated["warnings"][-1]
+    assert "tools" not in requests[2].body  # the repeat guard turned tools off ...
+    nudge = requests[3].messages[-1]["content"]
+    assert "flaky failed: x" in nudge and "reused" not in nudge
+    assert requests[3].body["tool_choice"] == "required"  # ... the retry turns them on
+    assert result.status == "completed" and result.reply == "2"

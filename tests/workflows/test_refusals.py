@@ -141,7 +141,9 @@ async def test_oversized_arguments_are_refused(loop_worker, scripted_llm):
         (False, ["ARGUMENTS_TOO_LARGE"])
     ]
     assert log.executions == []
-    assert "the limit is 100" in tool_envelopes(requests[1])[0]["errors"][0]["message"]
+    message = tool_envelopes(requests[1])[0]["errors"][0]["message"]
+    assert "the limit is 100" in message
+    assert "The longest value is /label (500 chars)" in message
 
 
 async def test_oversized_output_is_replaced_by_a_coded_error(loop_worker, scripted_llm):

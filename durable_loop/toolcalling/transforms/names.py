@@ -11,7 +11,10 @@ MESSAGE_TRANSFORMS = (
     "assistant_tool_calls_reasoning_content_empty_if_missing",
     "assistant_tool_calls_signature_skip_validator_if_missing",
 )
-TOOL_TRANSFORMS = ("openai_tools_strip_function_descriptions",)
+TOOL_TRANSFORMS = (
+    "openai_tools_strip_function_descriptions",
+    "tools_hide_implicit_arguments",
+)
 RESPONSE_TRANSFORMS = (
     "assistant_function_call_to_tool_calls",
     "assistant_tool_calls_object_to_array",

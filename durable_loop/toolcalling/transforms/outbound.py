@@ -78,6 +78,28 @@ def _openai_signature(call: dict[str, JsonValue]) -> bool:
     return isinstance(google, dict) and bool(google.get("thought_signature"))
 
 
+def tools_hide_implicit_arguments(tools: list[ToolSpec]) -> list[ToolSpec]:
+    """Leave each tool's ``implicit_args`` out of the schema the model sees. Small models
+    fill an optional id they were offered with a placeholder ("your_workspace_id") that
+    the tool must then refuse; an argument the model never sees cannot be made up."""
+    out = []
+    for tool in tools:
+        hidden = set(tool.implicit_args)
+        props = tool.parameters.get("properties")
+        if not hidden or not isinstance(props, dict):
+            out.append(tool)
+            continue
+        parameters = {
+            **tool.parameters,
+            "properties": {k: v for k, v in props.items() if k not in hidden},
+        }
+        required = tool.parameters.get("required")
+        if isinstance(required, list):
+            parameters["required"] = [r for r in required if r not in hidden]
+        out.append(tool.model_copy(update={"parameters": parameters}))
+    return out
+
+
 def openai_tools_strip_function_descriptions(tools: list[ToolSpec]) -> list[ToolSpec]:
     """Send tools without their descriptions (routes that choke on long tool lists); the
     adapters leave an empty description out of every provider's wire shape."""

@@ -28,3 +28,36 @@ def test_every_adapter_leaves_the_stripped_description_out():
     assert openai["tools"][0]["function"] == {"name": "add", "parameters": {"type": "object"}}
     assert "description" not in anthropic["tools"][0]
     assert "description" not in gemini["tools"][0]["functionDeclarations"][0]
+
+
+def test_hide_implicit_arguments_removes_them_from_properties_and_required():
+    from durable_loop.toolcalling.transforms.outbound import tools_hide_implicit_arguments
+
+    spec = ToolSpec(
+        name="state_get",
+        parameters={
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "workspace_id": {"type": "string"}},
+            "required": ["path", "workspace_id"],
+        },
+        implicit_args=("workspace_id",),
+    )
+    [hidden, untouched] = tools_hide_implicit_arguments([spec, TOOLS[0]])
+    assert hidden.parameters == {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    }
+    assert untouched == TOOLS[0]
+    assert "workspace_id" in spec.parameters["properties"]
+
+
+def test_workspace_tools_declare_their_implicit_workspace_id():
+    from durable_loop.workspace.tools import workspace_tools
+
+    registry = workspace_tools(store=None)  # type: ignore[arg-type]
+    assert {s.name: s.implicit_args for s in registry.specs()} == {
+        "state_get": ("workspace_id",),
+        "state_patch": ("workspace_id",),
+        "facts_propose": ("workspace_id",),
+    }
