@@ -45,7 +45,7 @@ class CatalogEntry(BaseModel):
 QWEN_RECOMMENDED = SamplingProfile(
     name="qwen_recommended", options={"temperature": 0.7, "top_p": 0.8, "top_k": 20, "min_p": 0}
 )
-LOCAL_GREEDY = SamplingProfile(name="local_greedy", options={"temperature": 0})
+LOCAL_GREEDY = SamplingProfile(name="local_greedy", options={"temperature": 0, "max_tokens": 768})
 LOCAL_WORKAROUNDS = (
     "openai_compatible_reliability",
     "content_tag_tool_call_fallback",

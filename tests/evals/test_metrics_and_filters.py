@@ -79,7 +79,7 @@ def test_profiles_apply_per_model():
     [catalog] = profiles("catalog")
     local = next(m for m in select_models("qwen2.5-coder-1.5b-instruct"))
     unknown = select_models("x/y")[0]
-    assert catalog.resolve(local).options == {"temperature": 0}
+    assert catalog.resolve(local).options == {"temperature": 0, "max_tokens": 768}
     assert catalog.resolve(unknown) is None
     assert BUILTIN["qwen_recommended"].resolve(unknown) is None
     with pytest.raises(CliError) as err:

@@ -81,7 +81,7 @@ def test_for_model_uses_the_catalog_workarounds_and_sampling():
 
 def test_for_model_on_the_local_qwen_coder():
     local = presets.apply(presets.for_model("openai", "qwen2.5-coder-local"))
-    assert local.request_overrides == {"temperature": 0}
+    assert local.request_overrides == {"temperature": 0, "max_tokens": 768}
     assert local.max_tool_calls_per_turn == 1
     assert {
         "assistant_content_tool_call_tags_to_tool_calls",
