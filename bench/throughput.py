@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 import tempfile
@@ -38,6 +39,7 @@ from durable_loop.activities.store import StoreConfig
 from durable_loop.chaos.processes import WorkerProcess
 from durable_loop.client import SessionClient
 from durable_loop.testing import ScriptedLLM
+from durable_loop.testing.scripted import RecordedRequest, Reply
 from durable_loop.workers.worker import WorkerTuning
 
 TOOLS = "bench.harness:noop_tools"
@@ -73,6 +75,7 @@ class Level(BaseModel):
 
 class ThroughputReport(BaseModel):
     turn: str
+    llm_latency_ms: int = 0
     configs: dict[str, WorkerTuning]
     levels: list[Level]
     ratio_tuned_vs_defaults: dict[int, float]
@@ -86,11 +89,27 @@ def messages_for(sessions: int, override: int | None) -> int:
     return override or max(3, 30 // sessions)
 
 
+class Delayed:
+    """A scripted model that answers after ``latency_s``, as a real endpoint would."""
+
+    def __init__(self, model: ToolTurns, latency_s: float) -> None:
+        self.model = model
+        self.latency_s = latency_s
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        return dataclasses.replace(self.model(request), delay_s=self.latency_s)
+
+
 async def drive(
-    sessions: SessionClient, llm: ScriptedLLM, count: int, messages: int, label: str
+    sessions: SessionClient,
+    llm: ScriptedLLM,
+    count: int,
+    messages: int,
+    label: str,
+    latency_s: float = 0.0,
 ) -> tuple[int, list[str]]:
     model = f"tp-{label}-{uuid.uuid4().hex[:6]}"
-    llm.script(model, [], then=ToolTurns(1))
+    llm.script(model, [], then=Delayed(ToolTurns(1), latency_s) if latency_s else ToolTurns(1))
     settings = settings_for(llm, model)
 
     async def one(index: int) -> int:
@@ -120,6 +139,7 @@ async def measure(
     messages: int,
     client_sessions: SessionClient,
     server: int | None,
+    latency_s: float = 0.0,
 ) -> Level:
     queue = f"tp-{config}-{count}-{uuid.uuid4().hex[:6]}"
     db = StoreConfig.sqlite_file(workdir / f"{queue}.db").url
@@ -131,7 +151,9 @@ async def measure(
         server_before = cpu_s(server) if server else 0.0
         bench_before = time.process_time()
         started = time.perf_counter()
-        completed, errors = await drive(sessions, llm, count, messages, f"{config}-{count}")
+        completed, errors = await drive(
+            sessions, llm, count, messages, f"{config}-{count}", latency_s
+        )
         wall = time.perf_counter() - started
         cpu = cpu_s(worker.pid) - cpu_before
         server_cpu = cpu_s(server) - server_before if server else None
@@ -180,6 +202,7 @@ async def run(args: argparse.Namespace) -> list[Level]:
                         messages,
                         client_sessions,
                         server,
+                        args.llm_latency_ms / 1000,
                     )
                     print(
                         f"{name:>8} {count:>5} sessions x {messages} messages: "
@@ -209,6 +232,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--messages", type=int, help="messages per session (default: max(3, 30/N))")
     parser.add_argument("--tuned", help="WorkerTuning as JSON (default: bench.throughput.TUNED)")
     parser.add_argument("--quick", action="store_true", help="3 sessions, 2 messages")
+    parser.add_argument(
+        "--llm-latency-ms",
+        type=int,
+        default=0,
+        help="answer every LLM request after this long (default 0: the CPU-bound case)",
+    )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args(argv)
     try:
@@ -231,6 +260,7 @@ def main(argv: list[str] | None = None) -> ThroughputReport:
     by_ratio = ratios(levels)
     report = ThroughputReport(
         turn="one LLM call plus the tool call it asked for; a message = 1 tool turn + 1 text turn",
+        llm_latency_ms=args.llm_latency_ms,
         configs={"defaults": WorkerTuning(), "tuned": args.tuned},
         levels=levels,
         ratio_tuned_vs_defaults=by_ratio,

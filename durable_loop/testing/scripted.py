@@ -63,7 +63,18 @@ class ScriptedLLM:
         self._fallbacks: dict[str, Step] = {}
         self._requests: dict[str, list[RecordedRequest]] = defaultdict(list)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer((host, port), self._handler_class())
+        self._server = ThreadingHTTPServer(
+            (host, port), self._handler_class(), bind_and_activate=False
+        )
+        # Hundreds of sessions connect at once in load benchmarks; the default listen
+        # backlog of 5 drops their SYNs and each retry costs a second.
+        self._server.request_queue_size = 1024
+        try:
+            self._server.server_bind()
+            self._server.server_activate()
+        except OSError:
+            self._server.server_close()
+            raise
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -37,7 +37,7 @@ async def run_worker(
     observed = observability(ObservabilitySettings.from_env(os.environ))
     client = await connect(settings.temporal)
     store = open_store(StoreConfig(url=settings.db_url))
-    http = new_http_client()
+    http = new_http_client(settings.tuning.max_concurrent_activities)
     loaded = LoadedTools(registry)
     try:
         loaded = await load_tool_sources(registry, os.environ)

@@ -54,10 +54,19 @@ class WorkerDeps:
     """Settles proposals; default: a workspace store on the transcript store's engine."""
 
 
-def new_http_client() -> httpx.AsyncClient:
-    """One pooled client per worker; its own retries are off because Temporal retries."""
+DEFAULT_HTTP_CONNECTIONS = 200
+
+
+def new_http_client(max_connections: int | None = None) -> httpx.AsyncClient:
+    """One pooled client per worker; its own retries are off because Temporal retries.
+
+    ``max_connections`` should be at least the worker's activity slots: every LLM call
+    holds a connection for its whole duration, so a smaller pool silently caps how many
+    calls run at once below ``max_concurrent_activities`` (the rest wait for a connection).
+    """
+    connections = max(max_connections or 0, DEFAULT_HTTP_CONNECTIONS)
     transport = httpx.AsyncHTTPTransport(retries=0)
-    limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=50)
     return httpx.AsyncClient(transport=transport, limits=limits, timeout=120.0)
 
 
