@@ -46,8 +46,9 @@ def _reject(call: ToolCallSummary, seq: int, code: ErrorCode, message: str) -> C
 def too_large_message(call: ToolCallSummary, limit: int) -> str:
     over = call.args_bytes - limit
     where = (
-        f" The longest value is {call.args_largest}: make it at least {over} characters "
-        f"shorter and call {call.name} again."
+        f" The longest value is {call.args_largest}: replace it with a summary at least "
+        f"{over} characters shorter (do not send the same text again) and call "
+        f"{call.name} again."
         if call.args_largest
         else " Retry with shorter arguments."
     )

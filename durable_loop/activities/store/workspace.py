@@ -240,7 +240,8 @@ class WorkspaceStore:
                     raise WorkspaceError(
                         STALE_VERSION,
                         f"workspace is at version {read.version}, not {expected_version}; "
-                        "read it again and redo the change against the current state",
+                        "read it again (state_get) and redo the change against the current "
+                        f"state with base_version {read.version}",
                     )
                 document: Doc = read.facts if target == "facts" else read.draft
                 applied = apply_ops(
