@@ -90,6 +90,7 @@ async def dispatch(
     timeout_s: float,
     max_output_bytes: int,
     last_attempt: bool,
+    ignore_implicit: bool = False,
 ) -> tuple[Envelope, int]:
     """Run one call; returns the envelope and the output size in bytes."""
     if tool is None:
@@ -97,6 +98,26 @@ async def dispatch(
     parsed = parse_arguments(raw_arguments)
     if isinstance(parsed, Envelope):
         return parsed, 0
+    ignored = [k for k in tool.spec.implicit_args if k in parsed] if ignore_implicit else []
+    if ignored:
+        parsed = {k: v for k, v in parsed.items() if k not in ignored}
+        envelope, size = await _run(
+            tool, name, parsed, ctx, timeout_s, max_output_bytes, last_attempt
+        )
+        note = f"{', '.join(ignored)}: filled in by the runtime; the value you passed was ignored"
+        return envelope.model_copy(update={"warnings": [*envelope.warnings, note]}), size
+    return await _run(tool, name, parsed, ctx, timeout_s, max_output_bytes, last_attempt)
+
+
+async def _run(
+    tool: RegisteredTool,
+    name: str,
+    parsed: dict[str, JsonValue],
+    ctx: ToolContext,
+    timeout_s: float,
+    max_output_bytes: int,
+    last_attempt: bool,
+) -> tuple[Envelope, int]:
     invalid = validate_arguments(tool, parsed)
     if invalid is not None:
         return invalid, 0

@@ -71,6 +71,7 @@ class ToolActivities:
                 timeout_s=inp.timeout_s,
                 max_output_bytes=inp.max_output_bytes,
                 last_attempt=inp.max_attempts != 0 and info.attempt >= inp.max_attempts,
+                ignore_implicit=inp.ignore_implicit_args,
             )
         duration_ms = int((time.monotonic() - started) * 1000)
         message = Message.tool_result(inp.call_id, inp.name, envelope)

@@ -50,7 +50,7 @@ LOCAL_WORKAROUNDS = (
     "openai_compatible_reliability",
     "content_tag_tool_call_fallback",
     "json_tool_call_fallback",
-    "hide_implicit_arguments",
+    "ignore_implicit_arguments",
     "retry_after_tool_error",
 )
 

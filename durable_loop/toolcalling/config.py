@@ -186,6 +186,13 @@ class RuntimeConfig(BaseModel):
     fix_empty_final: bool = True
     fix_empty_final_user_text: str = DEFAULT_FIX_EMPTY_FINAL_TEXT
     fix_empty_final_disable_tools: bool = True
+    ignore_implicit_arguments: bool = Field(
+        default=False,
+        description="Drop any value the model passes for a tool's implicit_args (the runtime "
+        "fills them in, e.g. the session's workspace) instead of refusing the call; the "
+        "result carries a warning. The schema still offers them (compare the tool transform "
+        "tools_hide_implicit_arguments, which hides them).",
+    )
     retry_after_tool_error: int = Field(
         default=0,
         ge=0,

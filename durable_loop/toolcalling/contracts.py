@@ -247,6 +247,7 @@ class ToolRunInput(BaseModel):
     max_attempts: int
     inline_bytes: int = 512
     workspace_id: str | None = None
+    ignore_implicit_args: bool = False
 
 
 class ToolRunOutput(BaseModel):

@@ -121,6 +121,11 @@ def hide_implicit_arguments() -> Update:
     return {"tool_transforms": ["tools_hide_implicit_arguments"]}
 
 
+def ignore_implicit_arguments() -> Update:
+    """Drop what the model passes for arguments the runtime fills in, with a warning."""
+    return {"ignore_implicit_arguments": True}
+
+
 def retry_after_tool_error() -> Update:
     """Once per message, send a model that answers over a failed call back to fix it."""
     return {"retry_after_tool_error": 1}
@@ -153,6 +158,7 @@ WORKAROUNDS: dict[str, Callable[[], Update]] = {
     "content_tag_tool_call_fallback": content_tag_tool_call_fallback,
     "json_tool_call_fallback": json_tool_call_fallback,
     "hide_implicit_arguments": hide_implicit_arguments,
+    "ignore_implicit_arguments": ignore_implicit_arguments,
     "retry_after_tool_error": retry_after_tool_error,
     "deepseek_openrouter_compat": deepseek_openrouter_compat,
     "gemini_openrouter_compat": gemini_openrouter_compat,

@@ -328,6 +328,7 @@ class MessageLoop:
             max_attempts=retry.maximum_attempts,
             inline_bytes=self.config.inline_bytes,
             workspace_id=self.settings.workspace.workspace_id or self.session_id,
+            ignore_implicit_args=self.config.ignore_implicit_arguments,
         )
         try:
             return await run_tool_activity(

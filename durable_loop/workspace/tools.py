@@ -72,8 +72,10 @@ FACTS_PROPOSE: dict[str, JsonValue] = {
 
 
 def session_workspace(ctx: ToolContext, requested: str | None) -> str:
+    """The session's own workspace; a blank ``workspace_id`` counts as left out (models
+    fill optional strings with ""), any other id must be the session's own."""
     own = ctx.workspace_id or ctx.session_id
-    if requested is not None and requested != own:
+    if requested is not None and requested.strip() and requested != own:
         raise ToolFailure(
             ErrorCode.INVALID_ARGS,
             f"workspace_id {requested!r} is not this session's workspace ({own!r}). "

@@ -193,6 +193,51 @@ async def test_workspace_tools_work_with_the_implicit_workspace(
     assert [a.turn for a in await ws.audit(sid) if a.target == "draft"] == [1, 1]
 
 
+async def test_blank_or_ignored_workspace_ids_reach_the_session_workspace_only(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    """A blank id counts as left out; another workspace's id is refused, unless
+    ignore_implicit_arguments drops it (with a warning) and the session's own is used."""
+    sid, other = unique("s"), unique("other")
+    await ws.create(sid, draft={"n": 0})
+    await ws.create(other, draft={"n": 0})
+    calls = [
+        ("state_patch", {"ops": [{"op": "replace", "path": "/n", "value": 1}], "workspace_id": ""}),
+        (
+            "state_patch",
+            {"ops": [{"op": "replace", "path": "/n", "value": 2}], "workspace_id": other},
+        ),
+    ]
+    steps = [reply.tool_calls(*calls), reply.text("ok")]
+    two_calls = {"parallel_tool_calls": False, "max_tool_calls_per_turn": 2}
+    async with loop_worker(workspace_tools(ws)) as w:
+        strict, _ = await run_turn(
+            w, scripted_llm, temporal_env, sid, steps, runtime=RuntimeConfig(**two_calls)
+        )
+        lenient_sid = unique("s")
+        await ws.create(lenient_sid, draft={"n": 0})
+        lenient, requests = await run_turn(
+            w,
+            scripted_llm,
+            temporal_env,
+            lenient_sid,
+            steps,
+            runtime=RuntimeConfig(**two_calls, ignore_implicit_arguments=True),
+        )
+    assert [(t.ok, t.error_codes) for t in strict.tool_calls] == [
+        (True, []),
+        (False, ["INVALID_ARGS"]),
+    ]
+    assert (await ws.snapshot(sid)).draft == {"n": 1}
+    assert [t.ok for t in lenient.tool_calls] == [True, True]
+    assert (await ws.snapshot(lenient_sid)).draft == {"n": 2}
+    assert (await ws.snapshot(other)).draft == {"n": 0}
+    warnings = [e["warnings"] for e in tool_envelopes(requests[1])]
+    assert warnings[1] == [
+        "workspace_id: filled in by the runtime; the value you passed was ignored"
+    ]
+
+
 async def test_worker_killed_after_commit_write_does_not_commit_twice(
     loop_worker, scripted_llm, temporal_env, ws, store_url
 ):
