@@ -84,3 +84,24 @@ def test_each_fix_is_named_and_changes_the_runtime(name):
     b = BEHAVIOURS[name]
     assert b.fix, name
     assert b.fix != b.broken_under
+
+
+async def test_ignoring_implicit_arguments_also_fixes_placeholder_ids(
+    loop_worker, store_url, scripted_llm
+):
+    from durable_loop.toolcalling import presets
+
+    workspace_scenarios = [s for n, s in SCENARIOS.items() if n in TOOL_SCENARIOS]
+    workspace_scenarios = [s for s in workspace_scenarios if s.name != "tool_error_recovery"]
+    runs = [
+        (
+            "fills_placeholder_ids",
+            "ignored",
+            presets.ignore_implicit_arguments(),
+            workspace_scenarios,
+        )
+    ]
+    records = await run_offline(loop_worker, store_url, scripted_llm, runs)
+    failed = {s: r.failure for (_, s), r in records.items() if not r.ok}
+    assert failed == {}
+    assert all(r.tool_calls for r in records.values())
