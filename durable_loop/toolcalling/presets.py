@@ -127,8 +127,9 @@ def ignore_implicit_arguments() -> Update:
 
 
 def retry_after_tool_error() -> Update:
-    """Once per message, send a model that answers over a failed call back to fix it."""
-    return {"retry_after_tool_error": 1}
+    """Send a model that answers over a failed call back to fix it, up to twice per message
+    (one error often hides the next: a stale version, then a missing path)."""
+    return {"retry_after_tool_error": 2}
 
 
 def deepseek_openrouter_compat() -> Update:
