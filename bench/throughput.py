@@ -24,6 +24,9 @@ import uuid
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
 
 from bench.harness import (
     ToolTurns,
@@ -101,7 +104,7 @@ class Delayed:
 
 
 async def drive(
-    sessions: SessionClient,
+    sessions: list[SessionClient],
     llm: ScriptedLLM,
     count: int,
     messages: int,
@@ -115,12 +118,13 @@ async def drive(
     async def one(index: int) -> int:
         sid = f"tp-{label}-{index}-{uuid.uuid4().hex[:6]}"
         done = 0
-        result = await sessions.start_and_send(sid, settings, "message 0")
+        client = sessions[index % len(sessions)]
+        result = await client.start_and_send(sid, settings, "message 0")
         done += result.status == "completed"
         for m in range(1, messages):
-            result = await sessions.send(sid, f"message {m}")
+            result = await client.send(sid, f"message {m}")
             done += result.status == "completed"
-        await sessions.handle(sid).terminate("bench done")
+        await client.handle(sid).terminate("bench done")
         return done
 
     outcomes = await asyncio.gather(*(one(i) for i in range(count)), return_exceptions=True)
@@ -137,7 +141,7 @@ async def measure(
     tuning: WorkerTuning,
     count: int,
     messages: int,
-    client_sessions: SessionClient,
+    clients: list[Client],
     server: int | None,
     latency_s: float = 0.0,
 ) -> Level:
@@ -145,7 +149,7 @@ async def measure(
     db = StoreConfig.sqlite_file(workdir / f"{queue}.db").url
     worker = WorkerProcess(address, queue, db, workdir, tuning_args(tuning), tools=TOOLS)
     await worker.start()
-    sessions = SessionClient(client_sessions.client, task_queue=queue, search_attributes=False)
+    sessions = [SessionClient(c, task_queue=queue, search_attributes=False) for c in clients]
     try:
         cpu_before = cpu_s(worker.pid)
         server_before = cpu_s(server) if server else 0.0
@@ -178,12 +182,26 @@ async def measure(
     )
 
 
+SESSIONS_PER_CLIENT = 64
+
+
+async def load_clients(env: WorkflowEnvironment, sessions: int) -> list[Client]:
+    """One client connection per 64 sessions. Every in-flight Update is an open gRPC stream
+    and a server allows ~100 streams per HTTP/2 connection, so one client would cap the
+    benchmark at ~100 messages in flight whatever the worker's settings."""
+    extra = [
+        await Client.connect(server_address(env), data_converter=pydantic_data_converter)
+        for _ in range(-(-sessions // SESSIONS_PER_CLIENT) - 1)
+    ]
+    return [env.client, *extra]
+
+
 async def run(args: argparse.Namespace) -> list[Level]:
     configs = {"defaults": WorkerTuning(), "tuned": args.tuned}
     levels: list[Level] = []
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp, ScriptedLLM() as llm:
         async with dev_server() as env:
-            client_sessions = SessionClient(env.client, search_attributes=False)
+            clients = await load_clients(env, max(args.sessions))
             server = server_pid(env)
             for count in args.sessions:
                 messages = messages_for(count, args.messages)
@@ -200,7 +218,7 @@ async def run(args: argparse.Namespace) -> list[Level]:
                         tuning,
                         count,
                         messages,
-                        client_sessions,
+                        clients,
                         server,
                         args.llm_latency_ms / 1000,
                     )

@@ -65,9 +65,11 @@ def new_http_client(max_connections: int | None = None) -> httpx.AsyncClient:
     calls run at once below ``max_concurrent_activities`` (the rest wait for a connection).
     """
     connections = max(max_connections or 0, DEFAULT_HTTP_CONNECTIONS)
-    transport = httpx.AsyncHTTPTransport(retries=0)
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=50)
-    return httpx.AsyncClient(transport=transport, limits=limits, timeout=120.0)
+    # The limits belong on the transport: httpx ignores a client's ``limits`` when it is
+    # given a transport, which left every worker at httpx's default of 100 connections.
+    transport = httpx.AsyncHTTPTransport(retries=0, limits=limits)
+    return httpx.AsyncClient(transport=transport, timeout=120.0)
 
 
 def activities_for(deps: WorkerDeps) -> list[object]:
