@@ -96,11 +96,20 @@ def largest_string(raw_arguments: str) -> tuple[str, int] | None:
             stack.extend((f"{path}/{_escape(str(k))}", v) for k, v in node.items())
         elif isinstance(node, list):
             stack.extend((f"{path}/{i}", v) for i, v in enumerate(node))
-    return best
+    if best is None:
+        return None
+    return _printable(best[0]), best[1]
 
 
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
+
+
+def _printable(path: str, limit: int = 120) -> str:
+    """A pointer safe to put in history: lone surrogates (legal in JSON escapes, not in
+    UTF-8) replaced, and bounded, since keys can be as long as the arguments."""
+    safe = path.encode("utf-8", "replace").decode("utf-8")
+    return safe if len(safe) <= limit else safe[: limit - 1] + "…"
 
 
 def arguments_fingerprint(raw_arguments: str) -> tuple[bool, str]:

@@ -56,3 +56,16 @@ def test_largest_string_points_at_the_longest_value():
     assert largest_string('{"a/b": "long text"}') == ("/a~1b", 9)
     assert largest_string("not json") is None
     assert largest_string('{"n": 1}') is None
+
+
+def test_largest_string_path_is_safe_for_history():
+    import json
+
+    from durable_loop.toolcalling.canonical_json import largest_string
+
+    path, length = largest_string('{"k\\udfff": "' + "v" * 10 + '"}')
+    assert path == "/k?" and length == 10
+    path.encode("utf-8")
+    long_key = "x" * 500
+    path, _ = largest_string(json.dumps({long_key: "value"}))
+    assert len(path) == 120 and path.endswith("…")
