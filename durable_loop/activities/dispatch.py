@@ -99,14 +99,12 @@ async def dispatch(
     if isinstance(parsed, Envelope):
         return parsed, 0
     ignored = [k for k in tool.spec.implicit_args if k in parsed] if ignore_implicit else []
-    if ignored:
-        parsed = {k: v for k, v in parsed.items() if k not in ignored}
-        envelope, size = await _run(
-            tool, name, parsed, ctx, timeout_s, max_output_bytes, last_attempt
-        )
-        note = f"{', '.join(ignored)}: filled in by the runtime; the value you passed was ignored"
-        return envelope.model_copy(update={"warnings": [*envelope.warnings, note]}), size
-    return await _run(tool, name, parsed, ctx, timeout_s, max_output_bytes, last_attempt)
+    parsed = {k: v for k, v in parsed.items() if k not in ignored}
+    envelope, size = await _run(tool, name, parsed, ctx, timeout_s, max_output_bytes, last_attempt)
+    if not ignored:
+        return envelope, size
+    note = f"{', '.join(ignored)}: filled in by the runtime; the value you passed was ignored"
+    return envelope.model_copy(update={"warnings": [*envelope.warnings, note]}), size
 
 
 async def _run(

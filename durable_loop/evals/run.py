@@ -31,6 +31,7 @@ from durable_loop.testing.scripted import ScriptedLLM
 from durable_loop.toolcalling.catalog import SamplingProfile
 from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings
 from durable_loop.workers.errors import CliError
+from durable_loop.workers.local_llm import DEFAULT_ALIAS
 
 STRATEGIES = ("baseline", "production")
 PROVIDER_URLS = {
@@ -211,7 +212,7 @@ async def execute(opts: EvalOptions, console: Console | None = None) -> tuple[Pa
             base = stack.enter_context(local_model(opts, console))
             opts.base_url, opts.provider = base, "openai"
             if opts.models == "tag:stable":
-                opts.models = "qwen2.5-coder-1.5b-instruct"
+                opts.models = DEFAULT_ALIAS
             if opts.profiles == "default":
                 opts.profiles = "catalog"
         live = opts.live or opts.local

@@ -61,5 +61,4 @@ def failure_text(codes: list[str], text: str, limit: int = 300) -> str:
             message = f"{first.get('code', '')}: {first.get('message', '')}"
     elif codes and not text.startswith(codes[0]):
         message = f"{codes[0]}: {text}"
-    flat = " ".join(message.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return preview(message, limit)

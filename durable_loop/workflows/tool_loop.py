@@ -108,8 +108,8 @@ class MessageLoop:
         self.appends: list[AppendItem] = []
         self.seen_calls: dict[str, int] = {}
         self.last_ok_by_tool: dict[str, bool] = {}
-        self.outcome_by_seq: dict[int, tuple[bool, list[str]]] = {}
-        self.failure_by_seq: dict[int, str] = {}
+        self.outcome_by_seq: dict[int, tuple[bool, list[str], str | None]] = {}
+        """Result seq -> (ok, error codes, one-line failure for a retry prompt)."""
         self.deduplicated: set[int] = set()
         self.tools_off = False
         self.finalization_used = False
@@ -356,7 +356,9 @@ class MessageLoop:
     def _record(self, decision: CallDecision, ran: ToolRunOutput | None) -> None:
         call = decision.call
         if decision.action == "execute" and ran is not None:
-            ok, codes, text = ran.ok, ran.error_codes, ran.preview
+            ok, codes = ran.ok, ran.error_codes
+            failure = None if ok else failure_text(codes, ran.preview)
+            text = ran.preview
             if ran.proposal is not None and self.proposals is not None:
                 self.proposals.add(ran.proposal, turn=self.cursor.turn_index, call_id=call.id)
             self.seen_calls[call_key(call.name, call.args_sha256)] = decision.result_seq
@@ -373,7 +375,7 @@ class MessageLoop:
                     dedupe=dedupe,
                 )
             )
-            ok, codes = self.outcome_by_seq.get(decision.reuse_seq, (True, []))
+            ok, codes, failure = self.outcome_by_seq.get(decision.reuse_seq, (True, [], None))
             text = "deduplicated" if dedupe else "reused"
         else:
             error = decision.error or CodedError(code=ErrorCode.TOOL_ERROR, message="refused")
@@ -385,13 +387,9 @@ class MessageLoop:
                 )
             )
             ok, codes, text = False, [error.code], error.message
-        self.outcome_by_seq[decision.result_seq] = (ok, codes)
-        if decision.action == "reuse" and decision.reuse_seq in self.failure_by_seq:
-            self.failure_by_seq[decision.result_seq] = self.failure_by_seq[decision.reuse_seq]
-        elif not ok:
-            self.failure_by_seq[decision.result_seq] = failure_text(codes, text)
-        failure = self.failure_by_seq.get(decision.result_seq)
-        self.last_failure = None if ok or failure is None else (call.name, failure)
+            failure = failure_text(codes, text)
+        self.outcome_by_seq[decision.result_seq] = (ok, codes, failure)
+        self.last_failure = None if failure is None else (call.name, failure)
         if not decision.ignored and call.name in self.registered:
             self.last_ok_by_tool[call.name] = ok
         self.result.tool_calls.append(

@@ -35,6 +35,8 @@ _OP_ITEM: dict[str, JsonValue] = {
     },
     "required": ["op", "path"],
 }
+IMPLICIT_ARGS = ("workspace_id",)
+"""Filled in by the runtime from the session (see ``session_workspace``)."""
 _WORKSPACE_ID: dict[str, JsonValue] = {
     "type": "string",
     "description": "Optional; the session's workspace is used by default",
@@ -171,20 +173,20 @@ def workspace_tools(store: WorkspaceStore) -> ToolRegistry:
         description="Read the workspace: facts (confirmed), draft (working copy), locks. "
         "Optionally one JSON-pointer path.",
         parameters=STATE_GET,
-        implicit_args=("workspace_id",),
+        implicit_args=IMPLICIT_ARGS,
     )
     registry.register(
         state_patch,
         description="Edit the draft with JSON-patch ops (add, remove, replace, move, copy, "
         "test). All ops apply or none. Locked paths cannot change.",
         parameters=STATE_PATCH,
-        implicit_args=("workspace_id",),
+        implicit_args=IMPLICIT_ARGS,
     )
     registry.register(
         facts_propose,
         description="Propose a change to the facts (JSON-patch ops). A person must confirm "
         "it; you get a proposal id and learn the outcome later.",
         parameters=FACTS_PROPOSE,
-        implicit_args=("workspace_id",),
+        implicit_args=IMPLICIT_ARGS,
     )
     return registry

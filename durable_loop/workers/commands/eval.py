@@ -168,13 +168,13 @@ def _route_bench(
     from durable_loop.evals.run import EvalOptions, local_model
     from durable_loop.router.cli import route_bench
     from durable_loop.router.scripted_models import BEHAVIOURS
+    from durable_loop.workers.local_llm import DEFAULT_ALIAS
 
-    timeout_s = timeout
     if local:
         opts = EvalOptions(local=True, base_url=base_url, local_port=local_port, out=out)
-        model = models if models != "tag:stable" else "qwen2.5-coder-1.5b-instruct"
+        model = models if models != "tag:stable" else DEFAULT_ALIAS
         with local_model(opts, Console(stderr=True)) as url:
-            route_bench(base_url=url, model=model, timeout_s=timeout_s, out=out)
+            route_bench(base_url=url, model=model, timeout_s=timeout, out=out)
         return
     if base_url is None:
         scripted = "keyword" if behaviours == "all" else behaviours
@@ -183,7 +183,7 @@ def _route_bench(
                 "UNKNOWN_BEHAVIOUR",
                 f"unknown routing behaviour {scripted!r}; behaviours: {', '.join(BEHAVIOURS)}",
             )
-        route_bench(scripted=scripted, timeout_s=timeout_s, out=out)
+        route_bench(scripted=scripted, timeout_s=timeout, out=out)
         return
     if any(mark in models for mark in ("*", ":", "!", ",")):
         raise CliError(
@@ -195,6 +195,6 @@ def _route_bench(
         model=models,
         provider="openai" if provider == "openrouter" else provider,
         api_key_env=api_key_env,
-        timeout_s=timeout_s,
+        timeout_s=timeout,
         out=out,
     )
