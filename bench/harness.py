@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
@@ -23,7 +22,7 @@ from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
 from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings, RuntimeConfig
 from durable_loop.toolcalling.config import SessionSettings as Settings
 from durable_loop.toolcalling.registry import ToolRegistry
-from durable_loop.workers.binaries import temporal_cli
+from durable_loop.workers.devserver import start_local_environment
 from durable_loop.workers.worker import WorkerDeps, WorkerTuning, build_worker, new_http_client
 
 T = TypeVar("T")
@@ -81,14 +80,11 @@ def settings_for(
 
 
 @asynccontextmanager
-async def dev_server(*extra_args: str) -> AsyncIterator[WorkflowEnvironment]:
+async def dev_server(
+    *extra_args: str, dynamic_config: dict[str, int] | None = None
+) -> AsyncIterator[WorkflowEnvironment]:
     """The embedded dev server, in memory."""
-    env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
-        dev_server_existing_path=temporal_cli(),
-        dev_server_log_level="error",
-        dev_server_extra_args=list(extra_args),
-    )
+    env = await start_local_environment(*extra_args, dynamic_config=dynamic_config)
     try:
         yield env
     finally:

@@ -18,15 +18,13 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
 
 from bench.common import TURN_DEFINITION, ConversationScript
 from bench.report import HistoryGrowthReport, breakdown_table, build_report, results_table
 from bench.runners import BenchConfig, LoopRun, run_durable, run_naive
 from durable_loop.testing import ScriptedLLM
 from durable_loop.toolcalling.config import RuntimeConfig
-from durable_loop.workers.binaries import temporal_cli
+from durable_loop.workers.devserver import start_local_environment
 
 DEFAULT_SIZES = (10, 100, 1000)
 QUICK_SIZES = (3, 12)
@@ -74,11 +72,7 @@ async def run_all(args: argparse.Namespace, console: Console) -> list[LoopRun]:
         )
         script = ConversationScript()
         llm = ScriptedLLM().start()
-        env = await WorkflowEnvironment.start_local(
-            data_converter=pydantic_data_converter,
-            dev_server_existing_path=temporal_cli(),
-            dev_server_log_level="error",
-        )
+        env = await start_local_environment()
         try:
             for size in args.sizes:
                 for runner in (run_durable, run_naive):

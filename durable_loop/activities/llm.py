@@ -113,9 +113,7 @@ class LlmActivities:
             meta["streamed"] = True
         if turn.report.dropped or turn.report.summary_seq is not None:
             meta["context"] = turn.report.model_dump(mode="json", exclude_defaults=True)
-        await self.store.append(session_id, [(inp.assistant_seq, message, meta)])
-        written = await self.store.get(session_id, inp.assistant_seq)
-        assert written is not None
+        written = await self.store.put(session_id, inp.assistant_seq, message, meta)
         return summarize_reply(written, inp, cached=False)
 
 

@@ -157,9 +157,7 @@ class RouterActivities:
             "pipeline": trace.model_dump(mode="json"),
         }
         message = Message(role="assistant", content=text)
-        await self.store.append(inp.session_id, [(inp.reply_seq, message, meta)])
-        written = await self.store.get(inp.session_id, inp.reply_seq)
-        assert written is not None
+        written = await self.store.put(inp.session_id, inp.reply_seq, message, meta)
         return self._summary(written, inp, cached=False)
 
     @staticmethod

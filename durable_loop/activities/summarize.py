@@ -116,9 +116,9 @@ class SummaryActivities:
             "usage": reply.usage.model_dump(),
             "latency_ms": latency_ms,
         }
-        await self.store.append(inp.session_id, [(inp.summary_seq, summary_message(summary), meta)])
-        written = await self.store.get(inp.session_id, inp.summary_seq)
-        assert written is not None
+        written = await self.store.put(
+            inp.session_id, inp.summary_seq, summary_message(summary), meta
+        )
         return _output(written, inp, cached=False)
 
 

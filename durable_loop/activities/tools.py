@@ -44,10 +44,10 @@ class ToolActivities:
             return await self._run_tool(inp)
 
     async def _run_tool(self, inp: ToolRunInput) -> ToolRunOutput:
-        done = await self.store.get(inp.session_id, inp.result_seq)
-        if done is not None:
-            return summarize_result(done, inp, cached=True)
-        assistant = await self.store.get(inp.session_id, inp.assistant_seq)
+        stored = await self.store.get_many(inp.session_id, [inp.result_seq, inp.assistant_seq])
+        if inp.result_seq in stored:
+            return summarize_result(stored[inp.result_seq], inp, cached=True)
+        assistant = stored.get(inp.assistant_seq)
         calls = assistant.message.tool_calls if assistant else []
         info = activity.info()
         ctx = ToolContext(
@@ -82,9 +82,7 @@ class ToolActivities:
             "attempt": info.attempt,
             "idempotency_key": ctx.idempotency_key,
         }
-        await self.store.append(inp.session_id, [(inp.result_seq, message, meta)])
-        written = await self.store.get(inp.session_id, inp.result_seq)
-        assert written is not None
+        written = await self.store.put(inp.session_id, inp.result_seq, message, meta)
         return summarize_result(written, inp, cached=False)
 
 

@@ -21,7 +21,8 @@ from durable_loop.client import SessionClient
 from durable_loop.evals.runner import EvalTarget
 from durable_loop.evals.scenarios_recovery import note_tools
 from durable_loop.toolcalling.registry import ToolRegistry
-from durable_loop.workers.binaries import temporal_cli, temporal_test_server
+from durable_loop.workers.binaries import temporal_test_server
+from durable_loop.workers.devserver import start_local_environment
 from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
 from durable_loop.workspace.tools import workspace_tools
 
@@ -35,11 +36,7 @@ def eval_registry(workspace: WorkspaceStore) -> ToolRegistry:
 
 async def start_environment(kind: str) -> WorkflowEnvironment:
     if kind == "dev":
-        return await WorkflowEnvironment.start_local(
-            data_converter=pydantic_data_converter,
-            dev_server_existing_path=temporal_cli(),
-            dev_server_log_level="error",
-        )
+        return await start_local_environment()
     return await WorkflowEnvironment.start_time_skipping(
         data_converter=pydantic_data_converter,
         test_server_existing_path=temporal_test_server(),

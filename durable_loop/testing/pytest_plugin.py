@@ -30,7 +30,8 @@ from durable_loop.testing.history import replay_failures, session_histories
 from durable_loop.testing.scripted import ScriptedLLM
 from durable_loop.toolcalling import names
 from durable_loop.toolcalling.registry import ToolRegistry
-from durable_loop.workers.binaries import temporal_cli, temporal_test_server
+from durable_loop.workers.binaries import temporal_test_server
+from durable_loop.workers.devserver import start_local_environment
 from durable_loop.workers.worker import WorkerDeps, WorkerTuning, build_worker, new_http_client
 
 
@@ -43,11 +44,7 @@ def test_server_kind() -> str:
 
 async def start_test_environment() -> WorkflowEnvironment:
     if test_server_kind() == "dev":
-        return await WorkflowEnvironment.start_local(
-            data_converter=pydantic_data_converter,
-            dev_server_existing_path=temporal_cli(),
-            dev_server_log_level="error",
-        )
+        return await start_local_environment()
     return await WorkflowEnvironment.start_time_skipping(
         data_converter=pydantic_data_converter,
         test_server_existing_path=temporal_test_server(),

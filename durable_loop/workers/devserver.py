@@ -20,12 +20,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
 from durable_loop.workers.binaries import temporal_cli
 from durable_loop.workers.constants import DEV_SERVER_DB, STATE_DIR
 from durable_loop.workflows.visibility import SEARCH_ATTRIBUTES
 
 HOST = "127.0.0.1"
 LOG_FILE = "temporal-server.log"
+
+DYNAMIC_CONFIG: dict[str, int] = {
+    "history.transferProcessorMaxPollRPS": 1000,
+    "history.timerProcessorMaxPollRPS": 1000,
+    "history.visibilityProcessorMaxPollRPS": 1000,
+}
+"""Server settings for every dev server we start (CLI, tests, evals, benchmarks).
+
+The history service reads each shard's task queues at most 20 times a second by default,
+and the dev server has a single shard: once the first burst of reads is spent, every
+workflow task scheduled after an activity (and every activity scheduled after a workflow
+task) waited ~40 ms in history before reaching matching, 2 of them per LLM turn. With
+1000 reads/s the wait is ~1.5 ms (``bench/dev_server_latency.py``). A cluster spreads the
+same limit over its shards; ``infra/dynamicconfig.yaml`` raises it there too.
+"""
+
+
+def dynamic_config_args(config: dict[str, int] | None = None) -> list[str]:
+    args: list[str] = []
+    for key, value in (DYNAMIC_CONFIG if config is None else config).items():
+        args += ["--dynamic-config-value", f"{key}={value}"]
+    return args
 
 
 class DevServerError(RuntimeError):
@@ -187,6 +212,7 @@ def dev_server_command(
         "--log-level",
         log_level,
         "--ui-disable-news-fetch",
+        *dynamic_config_args(),
     ]
     if namespace != "default":
         cmd += ["--namespace", namespace]
@@ -247,6 +273,19 @@ def start_dev_server(
         server.stop()
         raise
     return server
+
+
+async def start_local_environment(
+    *extra_args: str, dynamic_config: dict[str, int] | None = None
+) -> WorkflowEnvironment:
+    """An in-memory dev server with the Pydantic converter (tests, evals, benchmarks);
+    ``dynamic_config={}`` starts it with the server's own defaults."""
+    return await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=temporal_cli(),
+        dev_server_log_level="error",
+        dev_server_extra_args=[*dynamic_config_args(dynamic_config), *extra_args],
+    )
 
 
 def _wait_ready(server: DevServer, port: int, timeout_s: float) -> None:

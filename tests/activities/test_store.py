@@ -34,6 +34,34 @@ async def test_concurrent_writers_of_one_seq_leave_one_row(store):
     assert len(rows) == 1 and rows[0].seq == 5
 
 
+async def test_put_returns_what_the_seq_holds_whoever_wrote_it(store):
+    first = await store.put("p1", 3, Message.user("first\ud800"), {"n": 1, "k": "\udfff"})
+    assert (first.seq, first.message.content, first.meta) == (
+        3,
+        "first\ufffd",
+        {"n": 1, "k": "\ufffd"},
+    )
+    assert first.created_at is not None
+    again = await store.put("p1", 3, Message.user("second"), {"n": 2})
+    assert (again.message.content, again.meta) == ("first\ufffd", {"n": 1, "k": "\ufffd"})
+    assert again == await store.get("p1", 3)
+
+
+async def test_concurrent_puts_of_one_seq_all_return_the_winner(store):
+    puts = [store.put("p2", 0, Message.user(f"w{i}"), {"i": i}) for i in range(8)]
+    results = await asyncio.gather(*puts)
+    assert len({r.message.content for r in results}) == 1
+    assert [r.seq for r in await store.read("p2")] == [0]
+
+
+async def test_get_many_returns_the_seqs_that_exist(store):
+    await store.append("g1", [(i, Message.user(str(i)), {}) for i in (0, 1, 2)])
+    await store.append("g2", [(5, Message.user("other session"), {})])
+    found = await store.get_many("g1", [2, 0, 5])
+    assert sorted(found) == [0, 2] and found[2].message.content == "2"
+    assert await store.get_many("g1", []) == {}
+
+
 async def test_a_batch_with_existing_rows_still_writes_the_new_ones(store):
     await store.append("s3", [(1, Message.user("one"), {})])
     await store.append("s3", [(0, Message.user("zero"), {}), (1, Message.user("dup"), {})])

@@ -16,7 +16,10 @@ from typer.testing import CliRunner
 
 from durable_loop.workers.cli import app
 from durable_loop.workers.devserver import (
+    DYNAMIC_CONFIG,
     DevServerError,
+    dev_server_command,
+    dynamic_config_args,
     free_port,
     port_is_free,
     start_dev_server,
@@ -51,6 +54,27 @@ def test_start_persist_and_stop(tmp_path: Path):
             "error: NAMESPACE_NOT_FOUND: Namespace nosuch is not found: "
             "create it or set TEMPORAL_NAMESPACE"
         )
+
+
+def test_every_dev_server_reads_history_queues_without_the_20_per_second_cap(tmp_path: Path):
+    """Stock settings hold each task ~40 ms in history once 20 reads/s are spent
+    (bench/dev_server_latency.py); the server we start, and the in-memory one of tests,
+    evals and benchmarks, get the raised limits."""
+    assert DYNAMIC_CONFIG["history.transferProcessorMaxPollRPS"] >= 1000
+    args = dynamic_config_args()
+    assert args[:2] == ["--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000"]
+    assert len(args) == 2 * len(DYNAMIC_CONFIG)
+    cmd = dev_server_command(
+        "temporal",
+        tmp_path / "t.db",
+        port=1,
+        ui_port=2,
+        namespace="default",
+        search_attributes=None,
+        log_level="warn",
+    )
+    assert cmd[-len(args) :] == args
+    assert dynamic_config_args({}) == []
 
 
 def test_early_exit_is_reported_with_the_log(tmp_path: Path):

@@ -47,18 +47,30 @@ class TranscriptStore:
         """Write messages at their seqs; a seq that already holds a message keeps it."""
         if not items:
             return
-        rows = [
-            {
-                "session_id": session_id,
-                "seq": seq,
-                "role": message.role,
-                "message_json": message_json(message),
-                "meta_json": json.dumps(scrub_surrogates(meta), separators=(",", ":")),
-            }
-            for seq, message, meta in items
-        ]
+        rows = [_row(session_id, seq, message, meta) for seq, message, meta in items]
         async with self.engine.begin() as conn:
             await conn.execute(self._insert(), rows)
+
+    async def put(
+        self, session_id: str, seq: int, message: Message, meta: dict[str, JsonValue]
+    ) -> StoredMessage:
+        """Write one message at ``seq`` unless the seq already holds one, and return what the
+        store holds there: one round trip when the write wins (``RETURNING``), a read when an
+        earlier attempt of the same activity got there first."""
+        row = _row(session_id, seq, message, meta)
+        if self._dialect in ("sqlite", "postgresql"):
+            async with self.engine.begin() as conn:
+                inserted = (
+                    await conn.execute(self._insert().returning(*TranscriptRow.__table__.c), row)
+                ).first()
+            if inserted is not None:
+                return _to_stored(inserted)
+        else:
+            await self.append(session_id, [(seq, message, meta)])
+        stored = await self.get(session_id, seq)
+        if stored is None:
+            raise LookupError(f"message {seq} of session {session_id!r} vanished after a write")
+        return stored
 
     async def get(self, session_id: str, seq: int) -> StoredMessage | None:
         async with self.engine.connect() as conn:
@@ -70,6 +82,18 @@ class TranscriptStore:
                 )
             ).first()
         return _to_stored(row) if row else None
+
+    async def get_many(self, session_id: str, seqs: list[int]) -> dict[int, StoredMessage]:
+        """The messages at ``seqs`` that exist, by seq, in one query."""
+        async with self.engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    select(TranscriptRow.__table__).where(
+                        TranscriptRow.session_id == session_id, TranscriptRow.seq.in_(seqs)
+                    )
+                )
+            ).all()
+        return {stored.seq: stored for stored in map(_to_stored, rows)}
 
     async def read(
         self, session_id: str, upto_seq: int | None = None, from_seq: int = 0
@@ -121,6 +145,18 @@ def message_json(message: Message) -> str:
     except PydanticSerializationError:
         clean = scrub_surrogates(message.model_dump(exclude_defaults=True))
         return Message.model_validate(clean).model_dump_json(exclude_defaults=True)
+
+
+def _row(
+    session_id: str, seq: int, message: Message, meta: dict[str, JsonValue]
+) -> dict[str, object]:
+    return {
+        "session_id": session_id,
+        "seq": seq,
+        "role": message.role,
+        "message_json": message_json(message),
+        "meta_json": json.dumps(scrub_surrogates(meta), separators=(",", ":")),
+    }
 
 
 def _to_stored(row: object) -> StoredMessage:
