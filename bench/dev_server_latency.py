@@ -8,6 +8,7 @@ no-op tool (the workload of ``bench.overhead``). The histories give where the ti
 the workflow-task and activity queue waits are the hops the read limit delays.
 
     .venv/bin/python -m bench.dev_server_latency [--messages 20] [--tool-turns 3] [--rounds 3]
+        [--quick]
 """
 
 from __future__ import annotations
@@ -112,8 +113,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--messages", type=int, default=20, help="timed messages per round")
     parser.add_argument("--tool-turns", type=int, default=3, help="tool turns per message")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="3 messages, 1 tool turn, 1 round")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args(argv)
+    if args.quick:
+        args.messages, args.tool_turns, args.rounds = 3, 1, 1
     if min(args.messages, args.rounds) < 1 or not 0 <= args.tool_turns <= 10:
         parser.error("BAD_WORKLOAD: messages and rounds >= 1, tool turns 0..10")
     return args
@@ -133,6 +137,7 @@ def main(argv: list[str] | None = None) -> LatencyReport:
     args.output.write_text(report.model_dump_json(indent=2) + "\n")
     print(f"written to {args.output}")
     sys.stdout.flush()
+    print(report.model_dump_json(), flush=True)
     return report
 
 

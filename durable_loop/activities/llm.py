@@ -17,7 +17,7 @@ from temporalio import activity
 
 from durable_loop.activities.appends import write_appends
 from durable_loop.activities.heartbeat import heartbeating
-from durable_loop.activities.llm_request import build_turn_request
+from durable_loop.activities.llm_request import build_turn_request, turn_history
 from durable_loop.activities.llm_stream import ChunkWriter, post_streaming
 from durable_loop.activities.provider_http import adapter_for, post, read_api_key, read_reply
 from durable_loop.activities.store import StoredMessage, TranscriptStore
@@ -64,13 +64,13 @@ class LlmActivities:
     async def _llm_turn(self, inp: LlmTurnInput) -> LlmTurnOutput:
         session_id = inp.transcript.session_id
         await write_appends(self.store, session_id, inp.appends)
-        stored = await self.store.get(session_id, inp.assistant_seq)
-        if stored is not None:
-            return summarize_reply(stored, inp, cached=True)
+        history = await turn_history(self.store, inp)
+        if history.reply is not None:
+            return summarize_reply(history.reply, inp, cached=True)
         endpoint = inp.endpoint
         adapter = adapter_for(endpoint)
         api_key = read_api_key(self.environ, endpoint.api_key_env)
-        turn = await build_turn_request(self.store, self.registry, adapter, inp)
+        turn = build_turn_request(self.registry, adapter, inp, history)
         streamed = inp.stream and endpoint.provider in STREAMING_PROVIDERS
         if streamed:
             writer = ChunkWriter(

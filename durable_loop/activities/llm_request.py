@@ -102,27 +102,50 @@ def request_options(inp: LlmTurnInput, send_tools: bool) -> dict[str, JsonValue]
     return options
 
 
-async def build_turn_request(
-    store: TranscriptStore,
+@dataclass(frozen=True)
+class TurnHistory:
+    messages: list[StoredMessage]
+    """What the request may carry, oldest first."""
+    unread: int
+    """Older messages not read because the context window leaves them out anyway."""
+    reply: StoredMessage | None
+    """The reply an earlier attempt of this activity already stored at ``assistant_seq``."""
+
+
+async def turn_history(store: TranscriptStore, inp: LlmTurnInput) -> TurnHistory:
+    """The transcript before the reply's seq, and the reply itself if it exists. Without a
+    context window both come from one read (the reply is the row at ``assistant_seq``)."""
+    session_id, seq = inp.transcript.session_id, inp.assistant_seq
+    window = inp.endpoint.context_window
+    budget = window.budget_chars() if window else None
+    if budget is None:
+        rows = await store.read(session_id, upto_seq=seq + 1)
+        if rows and rows[-1].seq == seq:
+            return TurnHistory(messages=rows[:-1], unread=0, reply=rows[-1])
+        return TurnHistory(messages=rows, unread=0, reply=None)
+    reply = await store.get(session_id, seq)
+    if reply is not None:
+        return TurnHistory(messages=[], unread=0, reply=reply)
+    messages, unread = await window_history(store, session_id, seq, budget)
+    return TurnHistory(messages=messages, unread=unread, reply=None)
+
+
+def build_turn_request(
     registry: ToolRegistry,
     adapter: ProviderAdapter,
     inp: LlmTurnInput,
+    history: TurnHistory,
 ) -> TurnRequest:
     transforms = inp.effective_transforms()
     tools = registry.specs(inp.tool_names) if inp.send_tools else []
     tools = transform_tools(transforms.tool_transforms, tools)
     window = inp.endpoint.context_window
-    budget = window.budget_chars() if window else None
-    session_id = inp.transcript.session_id
-    if budget is None:
-        history, unread = await store.read(session_id, upto_seq=inp.assistant_seq), 0
-    else:
-        history, unread = await window_history(store, session_id, inp.assistant_seq, budget)
+    unread = history.unread
     context = build_context(
-        transcript_items(history, transforms.tool_result_transforms),
+        transcript_items(history.messages, transforms.tool_result_transforms),
         system_prompt=inp.system_prompt,
         window=window,
-        fixed_chars=tools_chars(tools),
+        fixed_chars=tools_chars(tools) if window else 0,
     )
     if unread:
         dropped = context.report.dropped + unread

@@ -8,6 +8,8 @@ summarisation step.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel, Field
 
 from durable_loop.toolcalling.canonical_json import canonical_dumps
@@ -18,12 +20,12 @@ from durable_loop.toolcalling.tools import ToolSpec
 SUMMARY_PREFIX = "Summary of the earlier conversation (older messages are left out):\n"
 
 
-class TranscriptItem(BaseModel):
+@dataclass(frozen=True)
+class TranscriptItem:
     seq: int
     message: Message
-    summary_of: int | None = Field(
-        default=None, description="For a stored summary: it replaces messages with seq < this"
-    )
+    summary_of: int | None = None
+    """For a stored summary: it replaces messages with seq < this."""
 
 
 class ContextReport(BaseModel):
@@ -31,6 +33,7 @@ class ContextReport(BaseModel):
 
     budget_chars: int | None = None
     used_chars: int = 0
+    """Characters the request carries; measured only when a window applies."""
     dropped: int = 0
     dropped_chars: int = 0
     dropped_seqs: list[int] = Field(default_factory=list)
@@ -98,14 +101,18 @@ def build_context(
     budget = window.budget_chars() if window else None
     units = _units(body)
     kept: list[list[TranscriptItem]] = []
-    used = fixed_chars + sum(message_chars(m) for m in head)
-    for unit in reversed(units):
-        size = sum(message_chars(i.message) for i in unit)
-        if budget is not None and kept and used + size > budget:
-            break
-        kept.append(unit)
-        used += size
-    kept.reverse()
+    used = 0
+    if budget is None:
+        kept = units  # sizes are only measured against a window
+    else:
+        used = fixed_chars + sum(message_chars(m) for m in head)
+        for unit in reversed(units):
+            size = sum(message_chars(i.message) for i in unit)
+            if kept and used + size > budget:
+                break
+            kept.append(unit)
+            used += size
+        kept.reverse()
     dropped = [i for unit in units[: len(units) - len(kept)] for i in unit]
     report.budget_chars = budget
     report.used_chars = used

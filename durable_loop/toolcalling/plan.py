@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, JsonValue
+from pydantic_core import PydanticSerializationError
 
 from durable_loop.toolcalling.canonical_json import canonical_dumps, sha256_hex
 from durable_loop.toolcalling.messages import Message
@@ -26,15 +27,17 @@ class PromptPlan(BaseModel):
     )
 
     def fingerprint(self, messages: list[Message]) -> str:
-        """sha256 of the canonical JSON of the request surface: the messages actually sent
-        (after the context window) plus everything above but the transcript reference.
+        """sha256 of the request surface: the messages actually sent (after the context
+        window) plus everything above but the transcript reference.
 
-        The session id and seq are left out so two sessions fed the same inputs match.
+        The session id and seq are left out so two sessions fed the same inputs match. The
+        non-message surface is canonical JSON; each message is its own JSON (fields in
+        model order), one per line: a per-message dict-and-sort pass cost ~15 % of an LLM
+        activity at a few hundred messages.
         """
         surface: dict[str, JsonValue] = {
             "model": self.model,
             "provider": self.provider,
-            "messages": [m.model_dump(mode="json", exclude_defaults=True) for m in messages],
             "tools": [
                 t.model_dump(mode="json", include={"name", "description", "parameters"})
                 for t in self.tools
@@ -43,4 +46,13 @@ class PromptPlan(BaseModel):
             "llm_options": self.llm_options,
             "transforms": list(self.transforms),
         }
-        return sha256_hex(canonical_dumps(surface))
+        lines = [canonical_dumps(surface)]
+        lines += [_message_json(m) for m in messages]
+        return sha256_hex("\n".join(lines))
+
+
+def _message_json(message: Message) -> str:
+    try:
+        return message.model_dump_json(exclude_defaults=True)
+    except PydanticSerializationError:  # a lone surrogate: not encodable as UTF-8
+        return canonical_dumps(message.model_dump(mode="json", exclude_defaults=True))

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import json
 
-from bench import history_per_turn, overhead, parallel_tools, parked_sessions, throughput
+from bench import (
+    dev_server_latency,
+    history_per_turn,
+    overhead,
+    parallel_tools,
+    parked_sessions,
+    store_ops,
+    throughput,
+)
 
 
 def printed(capfd) -> dict:
@@ -61,3 +69,25 @@ def test_parked_sessions_quick(tmp_path, capfd):
         assert run.parked == run.sessions == 12 and run.failed == 0
         assert run.woken_committed == len(run.wake_s) == parked_sessions.WAKE
         assert len(run.rss_curve) == parked_sessions.BATCHES
+
+
+def test_dev_server_latency_quick(tmp_path, capfd):
+    report = dev_server_latency.main(["--quick", "--output", str(tmp_path / "d.json")])
+    assert printed(capfd) == json.loads((tmp_path / "d.json").read_text())
+    stock, ours = report.servers
+    assert (stock.server, stock.dynamic_config) == ("stock", {})
+    assert ours.dynamic_config["history.transferProcessorMaxPollRPS"] == 1000
+    for server in report.servers:
+        assert server.hops.per_llm_call["llm_turn"] == 1.0
+        assert "workflow task queue" in server.hops.median_ms
+
+
+def test_store_ops_quick(tmp_path, capfd):
+    report = store_ops.main(["--quick", "--output", str(tmp_path / "s.json")])
+    assert printed(capfd) == json.loads((tmp_path / "s.json").read_text())
+    assert {(r.op, r.path) for r in report.results} == {
+        (op, path)
+        for op in ("get", "read 10 rows", "append 1 row")
+        for path in ("aiosqlite", "database")
+    }
+    assert all(r.cpu_ms_per_call > 0 and r.calls == 50 for r in report.results)

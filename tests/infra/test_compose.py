@@ -15,6 +15,7 @@ import yaml
 
 import durable_loop
 from durable_loop.workers.cli import app
+from durable_loop.workers.devserver import DYNAMIC_CONFIG
 from durable_loop.workers.settings import WorkerSettings
 
 INFRA = Path(__file__).resolve().parents[2] / "infra"
@@ -69,6 +70,16 @@ def test_services_and_images(compose):
         build = services[name]["build"]
         assert build["dockerfile"] == "infra/Dockerfile"
         assert (INFRA / build["context"] / build["dockerfile"]).resolve().is_file()
+
+
+def test_the_cluster_reads_history_queues_as_fast_as_the_dev_server_needs(compose):
+    temporal = compose["services"]["temporal"]
+    path = environment(temporal)["DYNAMIC_CONFIG_FILE_PATH"]
+    mounts = {m.split(":")[1]: m.split(":")[0] for m in temporal["volumes"]}
+    config = yaml.safe_load((INFRA / mounts[path]).read_text())
+    for key in DYNAMIC_CONFIG:
+        (setting,) = config[key]
+        assert setting["value"] > 20, f"{key} at the server's default of 20 reads/s"
 
 
 def test_temporal_persists_in_postgresql(compose):

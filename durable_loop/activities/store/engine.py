@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -13,6 +12,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from durable_loop.activities.store.database import tune_sqlite
 from durable_loop.activities.store.transcript import TranscriptStore
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -44,14 +44,6 @@ def _urls(url: str) -> tuple[URL, URL]:
     )
 
 
-def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.close()
-
-
 def migrate(url: str) -> None:
     """Bring the schema to the newest revision (idempotent; safe on every start)."""
     sync_url, _ = _urls(url)
@@ -59,7 +51,7 @@ def migrate(url: str) -> None:
         os.makedirs(os.path.dirname(os.path.abspath(sync_url.database)), exist_ok=True)
     engine = create_engine(sync_url)
     if sync_url.get_backend_name() == "sqlite":
-        event.listen(engine, "connect", _tune_sqlite)
+        event.listen(engine, "connect", tune_sqlite)
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     try:
@@ -77,7 +69,7 @@ def async_engine(url: str) -> AsyncEngine:
     _, async_url = _urls(url)
     if async_url.get_backend_name() == "sqlite":
         engine = create_async_engine(async_url, connect_args={"timeout": 30})
-        event.listen(engine.sync_engine, "connect", _tune_sqlite)
+        event.listen(engine.sync_engine, "connect", tune_sqlite)
         return engine
     return create_async_engine(async_url, pool_size=10, max_overflow=20, pool_pre_ping=True)
 
