@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 import sys
 import tempfile
 import time
@@ -73,6 +74,9 @@ class Level(BaseModel):
     server_cpu_s_per_turn: float | None
     bench_cpu_s_per_turn: float
     """This process: the client driving the sessions and the scripted endpoint."""
+    cpu_ceiling_turns_per_s: float | None = None
+    """The most turns/s this machine's cores could give at this level's CPU cost per turn
+    (worker + server + driver), were they busy with nothing else."""
     errors: list[str] = []
 
 
@@ -82,6 +86,9 @@ class ThroughputReport(BaseModel):
     configs: dict[str, WorkerTuning]
     levels: list[Level]
     ratio_tuned_vs_defaults: dict[int, float]
+    ratio_tuned_ceiling_vs_defaults: dict[int, float]
+    """The tuned worker's CPU ceiling over what the defaults reached: no setting that keeps
+    the CPU cost per turn can beat this ratio on this machine."""
     target_at_100: float = TARGET_AT_100
     target_met: bool | None
     machine: dict[str, object]
@@ -166,6 +173,7 @@ async def measure(
         await asyncio.to_thread(worker.stop)
     turns = completed * 2
     expected = count * messages
+    per_turn = (cpu + (server_cpu or 0.0) + bench_cpu) / max(turns, 1)
     return Level(
         config=config,
         sessions=count,
@@ -178,6 +186,9 @@ async def measure(
         worker_cpu_s_per_turn=round(cpu / max(turns, 1), 4),
         server_cpu_s_per_turn=round(server_cpu / max(turns, 1), 4) if server_cpu else None,
         bench_cpu_s_per_turn=round(bench_cpu / max(turns, 1), 4),
+        cpu_ceiling_turns_per_s=round((os.cpu_count() or 1) / per_turn, 1)
+        if server_cpu and turns
+        else None,
         errors=errors,
     )
 
@@ -226,7 +237,8 @@ async def run(args: argparse.Namespace) -> list[Level]:
                         f"{level.turns_per_s:8.1f} turns/s, {level.wall_s:6.1f}s, "
                         f"CPU-ms/turn: worker {1000 * level.worker_cpu_s_per_turn:.1f}, "
                         f"server {1000 * (level.server_cpu_s_per_turn or 0):.1f}, "
-                        f"bench {1000 * level.bench_cpu_s_per_turn:.1f}; "
+                        f"bench {1000 * level.bench_cpu_s_per_turn:.1f} "
+                        f"(CPU ceiling {level.cpu_ceiling_turns_per_s} turns/s); "
                         f"{level.failed_messages} failed",
                         flush=True,
                     )
@@ -240,6 +252,15 @@ def ratios(levels: list[Level]) -> dict[int, float]:
         n: round(by[("tuned", n)] / by[("defaults", n)], 2)
         for (config, n) in by
         if config == "tuned" and by.get(("defaults", n))
+    }
+
+
+def ceiling_ratios(levels: list[Level]) -> dict[int, float]:
+    defaults = {lv.sessions: lv.turns_per_s for lv in levels if lv.config == "defaults"}
+    return {
+        lv.sessions: round(lv.cpu_ceiling_turns_per_s / defaults[lv.sessions], 2)
+        for lv in levels
+        if lv.config == "tuned" and lv.cpu_ceiling_turns_per_s and defaults.get(lv.sessions)
     }
 
 
@@ -281,11 +302,16 @@ def main(argv: list[str] | None = None) -> ThroughputReport:
         configs={"defaults": WorkerTuning(), "tuned": args.tuned},
         levels=levels,
         ratio_tuned_vs_defaults=by_ratio,
+        ratio_tuned_ceiling_vs_defaults=ceiling_ratios(levels),
         target_met=by_ratio[100] >= TARGET_AT_100 if 100 in by_ratio else None,
         machine=machine(),
         wall_s=round(time.perf_counter() - started, 1),
     )
     print(f"tuned / defaults turns/s by sessions: {by_ratio} (target at 100: >= {TARGET_AT_100}x)")
+    print(
+        "tuned CPU ceiling / defaults turns/s (the most any setting at the tuned CPU cost "
+        f"could reach): {report.ratio_tuned_ceiling_vs_defaults}"
+    )
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(report.model_dump_json(indent=2) + "\n")
     print(f"written to {args.output}")

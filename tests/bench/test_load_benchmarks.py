@@ -60,6 +60,8 @@ def test_throughput_quick(tmp_path, capfd):
         assert level.failed_messages == 0 and not level.errors, level
         assert level.turns == 2 * level.sessions * level.messages_per_session
         assert level.worker_cpu_s_per_turn > 0
+        assert level.cpu_ceiling_turns_per_s and level.cpu_ceiling_turns_per_s > 0
+    assert set(report.ratio_tuned_ceiling_vs_defaults) == {3}
 
 
 def test_parked_sessions_quick(tmp_path, capfd):
