@@ -6,6 +6,11 @@ on the same file.
 Each operation runs N times one after another, then N times with 64 in flight; the
 process's CPU time and the wall time per call are reported for both paths.
 
+Then the windowed read of a long session (``llm_request.window_history``: the newest
+messages that fit a 24,000-character window, the newest summary below them, a count of the
+rest) on a 20,000-message transcript, with the ``(session_id, role, seq)`` index of
+migration 0004 and after dropping it.
+
     .venv/bin/python -m bench.store_ops [--calls 1000] [--quick]
 """
 
@@ -19,20 +24,23 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from pydantic import BaseModel
-from sqlalchemy import select
+from pydantic import BaseModel, JsonValue
+from sqlalchemy import select, text
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench.harness import machine
+from durable_loop.activities.llm_request import SUMMARY_META_KEY, window_history
 from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.activities.store.transcript import TRANSCRIPT, TranscriptRow, _row, _to_stored
+from durable_loop.toolcalling.context_window import summary_message
 from durable_loop.toolcalling.messages import Message
 
 DEFAULT_OUTPUT = Path(__file__).parent / "results" / "store_ops.json"
 CONCURRENCY = 64
 SESSION = "bench"
 ROWS = 10
+ROLE_INDEX = "ix_transcript_messages_session_role_seq"
 
 
 class AiosqlitePath:
@@ -71,9 +79,18 @@ class OpResult(BaseModel):
     concurrent_wall_ms_per_call: float
 
 
+class WindowResult(BaseModel):
+    messages: int
+    budget_chars: int
+    ms_with_role_index: float
+    ms_without_role_index: float
+    ratio: float
+
+
 class StoreOpsReport(BaseModel):
     results: list[OpResult]
     cpu_ratio_aiosqlite_vs_database: dict[str, float]
+    window: WindowResult | None = None
     machine: dict[str, object]
 
 
@@ -141,6 +158,46 @@ async def run(calls: int, say: Callable[[str], None]) -> list[OpResult]:
     return results
 
 
+async def windowed_read(messages: int, repeats: int, say: Callable[[str], None]) -> WindowResult:
+    budget = 24_000
+    with tempfile.TemporaryDirectory(prefix="store-window-") as tmp:
+        store = open_store(StoreConfig.sqlite_file(Path(tmp) / "store.db"))
+        try:
+            rows: list[tuple[int, Message, dict[str, JsonValue]]] = []
+            while len(rows) < messages:
+                seq = len(rows)
+                if seq % 1000 == 999:
+                    rows.append((seq, summary_message(f"up to {seq}"), {SUMMARY_META_KEY: seq}))
+                else:
+                    rows.append((seq, Message.user(f"message {seq} " + "x" * 200), {}))
+            await store.append(SESSION, rows)
+
+            async def timed() -> float:
+                await window_history(store, SESSION, messages, budget)
+                started = time.perf_counter()
+                for _ in range(repeats):
+                    await window_history(store, SESSION, messages, budget)
+                return 1000 * (time.perf_counter() - started) / repeats
+
+            with_index = await timed()
+            await store.db.write(lambda conn: conn.execute(text(f"DROP INDEX {ROLE_INDEX}")))
+            without = await timed()
+        finally:
+            await store.close()
+    result = WindowResult(
+        messages=messages,
+        budget_chars=budget,
+        ms_with_role_index=round(with_index, 2),
+        ms_without_role_index=round(without, 2),
+        ratio=round(without / with_index, 1),
+    )
+    say(
+        f"windowed read of {messages:,} messages: {result.ms_with_role_index} ms with the role "
+        f"index, {result.ms_without_role_index} ms without ({result.ratio}x)"
+    )
+    return result
+
+
 def main(argv: list[str] | None = None) -> StoreOpsReport:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=1000)
@@ -150,14 +207,21 @@ def main(argv: list[str] | None = None) -> StoreOpsReport:
     calls = 50 if args.quick else args.calls
     if calls < 1:
         parser.error("BAD_WORKLOAD: --calls must be >= 1")
-    results = asyncio.run(run(calls, lambda line: print(line, flush=True)))
+    say = lambda line: print(line, flush=True)  # noqa: E731
+    results = asyncio.run(run(calls, say))
+    window = asyncio.run(
+        windowed_read(2_000 if args.quick else 20_000, 5 if args.quick else 20, say)
+    )
     by = {(r.op, r.path): r for r in results}
     ratios = {
         op: round(by[(op, "aiosqlite")].cpu_ms_per_call / by[(op, "database")].cpu_ms_per_call, 2)
         for op, _ in by
     }
     report = StoreOpsReport(
-        results=results, cpu_ratio_aiosqlite_vs_database=ratios, machine=machine()
+        results=results,
+        cpu_ratio_aiosqlite_vs_database=ratios,
+        window=window,
+        machine=machine(),
     )
     print(f"CPU per call, aiosqlite / database: {ratios}")
     args.output.parent.mkdir(parents=True, exist_ok=True)

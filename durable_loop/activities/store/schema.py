@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, Integer, String, Text, func
+from sqlalchemy import DateTime, Index, Integer, String, Text, func
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -16,6 +16,9 @@ class TranscriptRow(Base):
     """One canonical message of a session, addressed by (session_id, seq); never updated."""
 
     __tablename__ = "transcript_messages"
+    __table_args__ = (
+        Index("ix_transcript_messages_session_role_seq", "session_id", "role", "seq"),
+    )
 
     session_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
