@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from durable_loop.toolcalling.canonical_json import canonical_dumps
 from durable_loop.toolcalling.errors import CodedError, ErrorCode
@@ -10,6 +10,8 @@ from durable_loop.toolcalling.proposals import ProposalNotice
 
 
 class Envelope(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
     ok: bool
     data: JsonValue = None
     warnings: list[str] = Field(default_factory=list)

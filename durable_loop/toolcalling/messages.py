@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from durable_loop.toolcalling.envelope import Envelope
 
@@ -13,6 +13,8 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 class ToolCall(BaseModel):
     """A tool invocation as the model emitted it; arguments stay raw JSON text."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
@@ -42,6 +44,10 @@ class Usage(BaseModel):
 
 
 class Message(BaseModel):
+    """Frozen: stored messages are parsed once and shared (the store's prefix cache)."""
+
+    model_config = ConfigDict(frozen=True)
+
     role: Role
     content: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest_asyncio
 
@@ -11,6 +12,10 @@ from durable_loop.activities.store import StoreConfig, open_store, transcript
 from durable_loop.toolcalling.contracts import AppendItem
 from durable_loop.toolcalling.envelope import Envelope
 from durable_loop.toolcalling.messages import Message, ToolCall
+
+
+def fresh(name: str) -> str:
+    return f"{name}-{uuid.uuid4().hex[:8]}"
 
 
 @pytest_asyncio.fixture
@@ -111,26 +116,28 @@ async def test_write_appends_copies_a_reused_result_under_the_new_call_id(store)
 
 
 async def test_reads_from_the_start_reuse_the_parsed_prefix_and_see_every_new_row(store):
-    await store.append("c1", [(i, Message.user(str(i)), {}) for i in (0, 1, 3)])
-    first = await store.read("c1", upto_seq=4)
+    c1 = fresh("c1")  # the PostgreSQL suite shares one database across runs
+    await store.append(c1, [(i, Message.user(str(i)), {}) for i in (0, 1, 3)])
+    first = await store.read(c1, upto_seq=4)
     assert [r.seq for r in first] == [0, 1, 3]
     first.clear()  # callers get their own list
-    await store.append("c1", [(4, Message.user("4"), {}), (5, Message.user("5"), {})])
-    again = await store.read("c1", upto_seq=6)
+    await store.append(c1, [(4, Message.user("4"), {}), (5, Message.user("5"), {})])
+    again = await store.read(c1, upto_seq=6)
     assert [r.seq for r in again] == [0, 1, 3, 4, 5]
-    assert again[0] is (await store.read("c1", upto_seq=6))[0], "the prefix was not re-parsed"
-    await store.append("c1", [(2, Message.user("late"), {})])  # a gap below the watermark
-    assert [r.seq for r in await store.read("c1", upto_seq=6)] == [0, 1, 2, 3, 4, 5]
-    assert [r.seq for r in await store.read("c1", upto_seq=2)] == [0, 1]
-    assert [r.seq for r in await store.read("c1", upto_seq=6)] == [0, 1, 2, 3, 4, 5]
+    assert again[0] is (await store.read(c1, upto_seq=6))[0], "the prefix was not re-parsed"
+    await store.append(c1, [(2, Message.user("late"), {})])  # a gap below the watermark
+    assert [r.seq for r in await store.read(c1, upto_seq=6)] == [0, 1, 2, 3, 4, 5]
+    assert [r.seq for r in await store.read(c1, upto_seq=2)] == [0, 1]
+    assert [r.seq for r in await store.read(c1, upto_seq=6)] == [0, 1, 2, 3, 4, 5]
 
 
 async def test_the_prefix_cache_is_bounded_in_messages(store, monkeypatch):
     monkeypatch.setattr(transcript, "PREFIX_CACHE_MESSAGES", 5)
-    for session in ("b1", "b2"):
+    b1, b2, big = fresh("b1"), fresh("b2"), fresh("big")
+    for session in (b1, b2):
         await store.append(session, [(i, Message.user(str(i)), {}) for i in range(3)])
         assert len(await store.read(session, upto_seq=3)) == 3
-    assert list(store._prefixes) == ["b2"] and store._prefix_messages == 3
-    await store.append("big", [(i, Message.user(str(i)), {}) for i in range(8)])
-    assert len(await store.read("big", upto_seq=8)) == 8
+    assert list(store._prefixes) == [b2] and store._prefix_messages == 3
+    await store.append(big, [(i, Message.user(str(i)), {}) for i in range(8)])
+    assert len(await store.read(big, upto_seq=8)) == 8
     assert store._prefix_messages <= 5
