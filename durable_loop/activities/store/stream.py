@@ -9,13 +9,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import Boolean, DateTime, Integer, String, Text, func, select
+from sqlalchemy import (
+    Boolean,
+    Connection,
+    DateTime,
+    Integer,
+    String,
+    Table,
+    Text,
+    bindparam,
+    func,
+    select,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
+from durable_loop.activities.store.database import Database
 from durable_loop.activities.store.schema import Base
 
 
@@ -32,6 +45,16 @@ class StreamChunkRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
+CHUNKS = cast(Table, StreamChunkRow.__table__)
+READ = (
+    select(CHUNKS)
+    .where(CHUNKS.c.session_id == bindparam("session_id"), CHUNKS.c.id > bindparam("after_id"))
+    .order_by(CHUNKS.c.id)
+    .limit(bindparam("limit"))
+)
+LAST_ID = select(func.max(CHUNKS.c.id)).where(CHUNKS.c.session_id == bindparam("session_id"))
+
+
 @dataclass(frozen=True)
 class StreamChunk:
     id: int
@@ -43,8 +66,11 @@ class StreamChunk:
 
 
 class StreamStore:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, db: Database | None = None) -> None:
         self.engine = engine
+        self.db = db or Database(engine)
+        insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
+        self._insert = insert(CHUNKS).on_conflict_do_nothing()
 
     async def append(
         self, session_id: str, seq: int, attempt: int, idx: int, text: str, *, done: bool = False
@@ -57,32 +83,24 @@ class StreamStore:
             "text": text,
             "done": done,
         }
-        dialect = self.engine.dialect.name
-        insert = pg_insert if dialect == "postgresql" else sqlite_insert
-        statement = insert(StreamChunkRow).values(row).on_conflict_do_nothing()
-        async with self.engine.begin() as conn:
-            await conn.execute(statement)
+        await self.db.write(lambda conn: conn.execute(self._insert, row))
 
     async def read(
         self, session_id: str, *, after_id: int = 0, limit: int = 500
     ) -> list[StreamChunk]:
-        query = (
-            select(StreamChunkRow.__table__)
-            .where(StreamChunkRow.session_id == session_id, StreamChunkRow.id > after_id)
-            .order_by(StreamChunkRow.id)
-            .limit(limit)
-        )
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(query)).all()
-        return [
-            StreamChunk(
-                id=r.id, seq=r.seq, attempt=r.attempt, idx=r.idx, text=r.text, done=bool(r.done)
-            )
-            for r in rows
-        ]
+        params = {"session_id": session_id, "after_id": after_id, "limit": limit}
+
+        def work(conn: Connection) -> list[StreamChunk]:
+            return [
+                StreamChunk(
+                    id=r.id, seq=r.seq, attempt=r.attempt, idx=r.idx, text=r.text, done=bool(r.done)
+                )
+                for r in conn.execute(READ, params)
+            ]
+
+        return await self.db.read(work)
 
     async def last_id(self, session_id: str) -> int:
-        query = select(func.max(StreamChunkRow.id)).where(StreamChunkRow.session_id == session_id)
-        async with self.engine.connect() as conn:
-            value = (await conn.execute(query)).scalar()
+        params = {"session_id": session_id}
+        value = await self.db.read(lambda conn: conn.execute(LAST_ID, params).scalar())
         return int(value or 0)
