@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 from contextlib import AsyncExitStack
@@ -24,9 +23,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from bench.harness import dev_server, machine, median
+from bench.harness import dev_server, machine, median, publish
 from bench.hops import HopProfile
-from bench.overhead import Round, Workload, durable_round
+from bench.overhead import Round, Workload, durable_round, parse_workload_args
 from durable_loop.testing import ScriptedLLM
 from durable_loop.workers.devserver import DYNAMIC_CONFIG
 
@@ -109,18 +108,7 @@ def summarize(
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, default=20, help="timed messages per round")
-    parser.add_argument("--tool-turns", type=int, default=3, help="tool turns per message")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="3 messages, 1 tool turn, 1 round")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.messages, args.tool_turns, args.rounds = 3, 1, 1
-    if min(args.messages, args.rounds) < 1 or not 0 <= args.tool_turns <= 10:
-        parser.error("BAD_WORKLOAD: messages and rounds >= 1, tool turns 0..10")
-    return args
+    return parse_workload_args(argv, __doc__.split("\n\n")[0], DEFAULT_OUTPUT, 1)
 
 
 def main(argv: list[str] | None = None) -> LatencyReport:
@@ -133,11 +121,7 @@ def main(argv: list[str] | None = None) -> LatencyReport:
         print(f"{server.server:>12}: {server.ms_per_turn_median:7.2f} ms/turn (median of rounds)")
         print(f"{'':>14}median ms: {server.hops.median_ms}")
     print(f"stock / durable-loop server: {report.ratio_stock_vs_tuned}x ms per turn")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report.model_dump_json(indent=2) + "\n")
-    print(f"written to {args.output}")
-    sys.stdout.flush()
-    print(report.model_dump_json(), flush=True)
+    publish(report, args.output)
     return report
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -28,6 +29,15 @@ from durable_loop.workers.worker import WorkerDeps, WorkerTuning, build_worker, 
 T = TypeVar("T")
 RETRY = RetrySettings(initial_interval_s=0.1, maximum_interval_s=1.0, maximum_attempts=3)
 NOOP = "noop"
+
+
+def publish(report: BaseModel, output: Path, say: Callable[[str], object] = print) -> None:
+    """Write the report to ``output`` and print it as the last line (one JSON object)."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(report.model_dump_json(indent=2) + "\n")
+    say(f"written to {output}")
+    sys.stdout.flush()
+    print(report.model_dump_json(), flush=True)
 
 
 def noop_tools() -> ToolRegistry:

@@ -20,6 +20,7 @@ from pathlib import Path
 from rich.console import Console
 
 from bench.common import TURN_DEFINITION, ConversationScript
+from bench.harness import publish
 from bench.report import HistoryGrowthReport, breakdown_table, build_report, results_table
 from bench.runners import BenchConfig, LoopRun, run_durable, run_naive
 from durable_loop.testing import ScriptedLLM
@@ -116,11 +117,7 @@ def main(argv: list[str] | None = None) -> HistoryGrowthReport:
                 f"[red]{run.loop} {run.size}[/red]: failed at turn "
                 f"{run.failed_at_turn}: {run.reason}"
             )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report.model_dump_json(indent=2) + "\n")
-    console.print(f"written to {args.output}")
-    sys.stdout.flush()
-    print(report.model_dump_json(), flush=True)
+    publish(report, args.output, console.print)
     return report
 
 

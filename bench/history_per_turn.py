@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import threading
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from bench.common import PAGE_BYTES, TOOL_NAME, HistoryStats, measure, page_tools
-from bench.harness import dev_server, durable_worker, machine, median
+from bench.harness import dev_server, durable_worker, machine, median, publish
 from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
 from durable_loop.testing.history import session_histories
 from durable_loop.toolcalling import names
@@ -206,11 +205,7 @@ def main(argv: list[str] | None = None) -> HistoryPerTurnReport:
         wall_s=round(time.perf_counter() - started, 1),
     )
     print(f"bytes/turn {sizes[-1]} vs {sizes[0]} turns: {ratio}x (target <= {TARGET_RATIO})")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report.model_dump_json(indent=2) + "\n")
-    print(f"written to {args.output}")
-    sys.stdout.flush()
-    print(report.model_dump_json(), flush=True)
+    publish(report, args.output)
     return report
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 import uuid
@@ -34,6 +33,7 @@ from bench.harness import (
     machine,
     median,
     noop_tools,
+    publish,
     settings_for,
 )
 from bench.hops import HopProfile, profile
@@ -318,19 +318,28 @@ def summarize(results: list[Round], hops: dict, work: Workload, wall_s: float) -
     )
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_workload_args(
+    argv: list[str] | None, description: str, output: Path, quick_tool_turns: int
+) -> argparse.Namespace:
+    """--messages/--tool-turns/--rounds/--quick/--output, shared with bench.dev_server_latency."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--messages", type=int, default=20, help="timed messages per round")
     parser.add_argument("--tool-turns", type=int, default=3, help="tool turns per message")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="3 messages, 2 tool turns, 1 round")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument(
+        "--quick", action="store_true", help=f"3 messages, {quick_tool_turns} tool turns, 1 round"
+    )
+    parser.add_argument("--output", type=Path, default=output)
     args = parser.parse_args(argv)
     if args.quick:
-        args.messages, args.tool_turns, args.rounds = 3, 2, 1
+        args.messages, args.tool_turns, args.rounds = 3, quick_tool_turns, 1
     if min(args.messages, args.rounds) < 1 or not 0 <= args.tool_turns <= 10:
         parser.error("BAD_WORKLOAD: messages and rounds >= 1, tool turns 0..10")
     return args
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    return parse_workload_args(argv, __doc__.split("\n\n")[0], DEFAULT_OUTPUT, 2)
 
 
 def main(argv: list[str] | None = None) -> OverheadReport:
@@ -350,11 +359,7 @@ def main(argv: list[str] | None = None) -> OverheadReport:
         f"bare/in-process {report.ratio_bare_vs_in_process}x; first {EARLY} messages only: "
         f"durable/bare {report.ratio_durable_vs_bare_first_messages}x"
     )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report.model_dump_json(indent=2) + "\n")
-    print(f"written to {args.output}")
-    sys.stdout.flush()
-    print(report.model_dump_json(), flush=True)
+    publish(report, args.output)
     return report
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 import uuid
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from bench.harness import dev_server, durable_worker, machine, median, settings_for
+from bench.harness import dev_server, durable_worker, machine, median, publish, settings_for
 from durable_loop.activities.dispatch import TOOL_THREADS
 from durable_loop.testing import ScriptedLLM, reply
 from durable_loop.toolcalling.registry import ToolRegistry
@@ -156,11 +155,7 @@ def main(argv: list[str] | None = None) -> ParallelToolsReport:
     report = ParallelToolsReport(
         variants=variants, target_met=all(v.target_met for v in variants), machine=machine()
     )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report.model_dump_json(indent=2) + "\n")
-    print(f"written to {args.output}")
-    sys.stdout.flush()
-    print(report.model_dump_json(), flush=True)
+    publish(report, args.output)
     return report
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import sys
 import tempfile
 import time
 import uuid
@@ -27,7 +26,16 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from bench.harness import bounded, cpu_s, dev_server, machine, rss_mb, server_address, settings_for
+from bench.harness import (
+    bounded,
+    cpu_s,
+    dev_server,
+    machine,
+    publish,
+    rss_mb,
+    server_address,
+    settings_for,
+)
 from durable_loop.activities.store import StoreConfig
 from durable_loop.chaos.processes import WorkerProcess
 from durable_loop.client import SessionClient
@@ -243,11 +251,7 @@ def main(argv: list[str] | None = None) -> ParkedReport:
         machine=machine(),
         wall_s=round(time.perf_counter() - started, 1),
     )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report.model_dump_json(indent=2) + "\n")
-    print(f"written to {args.output}")
-    sys.stdout.flush()
-    print(report.model_dump_json(), flush=True)
+    publish(report, args.output)
     return report
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -29,7 +28,7 @@ from sqlalchemy import select, text
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bench.harness import machine
+from bench.harness import machine, publish
 from durable_loop.activities.llm_request import SUMMARY_META_KEY, window_history
 from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.activities.store.transcript import TRANSCRIPT, TranscriptRow, _row, _to_stored
@@ -224,11 +223,7 @@ def main(argv: list[str] | None = None) -> StoreOpsReport:
         machine=machine(),
     )
     print(f"CPU per call, aiosqlite / database: {ratios}")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report.model_dump_json(indent=2) + "\n")
-    print(f"written to {args.output}")
-    sys.stdout.flush()
-    print(report.model_dump_json(), flush=True)
+    publish(report, args.output)
     return report
 
 

@@ -18,7 +18,6 @@ import asyncio
 import dataclasses
 import json
 import os
-import sys
 import tempfile
 import time
 import uuid
@@ -34,6 +33,7 @@ from bench.harness import (
     cpu_s,
     dev_server,
     machine,
+    publish,
     server_address,
     server_pid,
     settings_for,
@@ -312,11 +312,7 @@ def main(argv: list[str] | None = None) -> ThroughputReport:
         "tuned CPU ceiling / defaults turns/s (the most any setting at the tuned CPU cost "
         f"could reach): {report.ratio_tuned_ceiling_vs_defaults}"
     )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(report.model_dump_json(indent=2) + "\n")
-    print(f"written to {args.output}")
-    sys.stdout.flush()
-    print(report.model_dump_json(), flush=True)
+    publish(report, args.output)
     return report
 
 

@@ -53,7 +53,7 @@ class LlmActivities:
         self.http = http
         self.registry = registry
         self.environ = environ
-        self.streams = streams or StreamStore(store.engine, store.db)
+        self.streams = streams or StreamStore(store.db)
 
     @activity.defn(name=names.LLM_TURN)
     async def llm_turn(self, inp: LlmTurnInput) -> LlmTurnOutput:

@@ -243,7 +243,7 @@ async def test_streamed_message_forwards_reply_text(loop_worker, scripted_llm, s
     model, sid = unique("m"), unique("s")
     scripted_llm.script(model, [reply_stream.text("It ", "is ", "fi", "ve.")])
     runtime = RuntimeConfig(stream_replies=True)
-    async with loop_worker() as w, service(w, chunks=StreamStore(w.store.engine)) as http:
+    async with loop_worker() as w, service(w, chunks=StreamStore(w.store.db)) as http:
         await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
         streamed = await http.post(
             f"/v1/sessions/{sid}/messages/stream", json={"text": "2+3?"}, headers=ALICE

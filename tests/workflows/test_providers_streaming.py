@@ -39,7 +39,7 @@ async def test_streamed_reply_reaches_the_caller_and_history_stays_the_same(
     )
     runtime = RuntimeConfig(stream_replies=True)
     async with loop_worker(recording_tools(log)) as w:
-        chunks = StreamStore(w.store.engine)
+        chunks = StreamStore(w.store.db)
         await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
         events = [e async for e in w.sessions.send_streaming(sid, "2+3?", chunks, poll_s=0.01)]
         stored = await w.store.read(sid)
@@ -76,7 +76,7 @@ async def test_a_server_answering_without_events_still_works(loop_worker, script
     model, sid = unique("m"), unique("s")
     scripted_llm.script(model, [reply.text("plain")])
     async with loop_worker() as w:
-        chunks = StreamStore(w.store.engine)
+        chunks = StreamStore(w.store.db)
         runtime = RuntimeConfig(stream_replies=True)
         await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
         events = [e async for e in w.sessions.send_streaming(sid, "hi", chunks, poll_s=0.01)]

@@ -25,7 +25,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
 from durable_loop.activities.store.database import Database
@@ -66,10 +65,9 @@ class StreamChunk:
 
 
 class StreamStore:
-    def __init__(self, engine: AsyncEngine, db: Database | None = None) -> None:
-        self.engine = engine
-        self.db = db or Database(engine)
-        insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        insert = pg_insert if db.engine.dialect.name == "postgresql" else sqlite_insert
         self._insert = insert(CHUNKS).on_conflict_do_nothing()
 
     async def append(

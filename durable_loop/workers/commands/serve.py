@@ -85,6 +85,7 @@ def open_service_deps(
     from contextlib import asynccontextmanager
 
     from durable_loop.activities.store import StoreConfig
+    from durable_loop.activities.store.database import Database
     from durable_loop.activities.store.stream import StreamStore
     from durable_loop.activities.store.workspace import open_workspace_store
     from durable_loop.client import SessionClient
@@ -98,6 +99,7 @@ def open_service_deps(
     async def opened():  # type: ignore[no-untyped-def]
         client = await connect(settings.temporal)
         workspace = open_workspace_store(StoreConfig(url=settings.db_url))
+        chunks = StreamStore(Database(workspace.engine))
         try:
             yield ServiceDeps(
                 sessions=SessionClient(client, task_queue=settings.task_queue),
@@ -106,9 +108,10 @@ def open_service_deps(
                 db_url=settings.db_url,
                 limits=limits,
                 ui_url=settings.temporal.ui_url(),
-                chunks=StreamStore(workspace.engine),
+                chunks=chunks,
             )
         finally:
+            await chunks.db.dispose()
             await workspace.close()
 
     return opened()
