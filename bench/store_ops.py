@@ -6,6 +6,10 @@ on the same file.
 Each operation runs N times one after another, then N times with 64 in flight; the
 process's CPU time and the wall time per call are reported for both paths.
 
+Then the workspace store's calls on the same footing: a snapshot read, a one-op draft
+write (read-check-write transaction with its audit row), and a proposal recorded then
+confirmed (two transactions).
+
 Then the windowed read of a long session (``llm_request.window_history``: the newest
 messages that fit a 24,000-character window, the newest summary below them, a count of the
 rest) on a 20,000-message transcript, with the ``(session_id, role, seq)`` index of
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -32,8 +37,11 @@ from bench.harness import machine, publish
 from durable_loop.activities.llm_request import SUMMARY_META_KEY, window_history
 from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.activities.store.transcript import TRANSCRIPT, TranscriptRow, _row, _to_stored
+from durable_loop.activities.store.workspace import ChangeSource, open_workspace_store
+from durable_loop.activities.store.workspace_proposals import propose, settle
 from durable_loop.toolcalling.context_window import summary_message
 from durable_loop.toolcalling.messages import Message
+from durable_loop.toolcalling.proposals import SettleInput
 
 DEFAULT_OUTPUT = Path(__file__).parent / "results" / "store_ops.json"
 CONCURRENCY = 64
@@ -89,6 +97,7 @@ class WindowResult(BaseModel):
 class StoreOpsReport(BaseModel):
     results: list[OpResult]
     cpu_ratio_aiosqlite_vs_database: dict[str, float]
+    workspace: list[OpResult] = []
     window: WindowResult | None = None
     machine: dict[str, object]
 
@@ -136,22 +145,74 @@ async def run(calls: int, say: Callable[[str], None]) -> list[OpResult]:
                 for path, ops in paths.items():
                     await _measure(ops[op], 20)  # warm the pools and the statement cache
                     base[path] += 100
-                    cpu_ms, wall_ms, concurrent_ms = await _measure(ops[op], calls)
+                    result = _result(op, path, calls, await _measure(ops[op], calls))
                     base[path] += 2 * calls + 100
-                    result = OpResult(
-                        op=op,
-                        path=path,
-                        calls=calls,
-                        cpu_ms_per_call=round(cpu_ms, 3),
-                        wall_ms_per_call=round(wall_ms, 3),
-                        concurrent_wall_ms_per_call=round(concurrent_ms, 3),
-                    )
                     say(
                         f"{op:>13} {path:>9}: CPU {result.cpu_ms_per_call:6.3f} ms, wall "
                         f"{result.wall_ms_per_call:6.3f} ms, {CONCURRENCY} in flight "
                         f"{result.concurrent_wall_ms_per_call:6.3f} ms per call"
                     )
                     results.append(result)
+        finally:
+            await store.close()
+    return results
+
+
+def _result(op: str, path: str, calls: int, measured: tuple[float, float, float]) -> OpResult:
+    cpu_ms, wall_ms, concurrent_ms = measured
+    return OpResult(
+        op=op,
+        path=path,
+        calls=calls,
+        cpu_ms_per_call=round(cpu_ms, 3),
+        wall_ms_per_call=round(wall_ms, 3),
+        concurrent_wall_ms_per_call=round(concurrent_ms, 3),
+    )
+
+
+async def workspace_ops(calls: int, say: Callable[[str], None]) -> list[OpResult]:
+    results = []
+    with tempfile.TemporaryDirectory(prefix="workspace-ops-") as tmp:
+        store = open_workspace_store(StoreConfig.sqlite_file(Path(tmp) / "store.db"))
+        person, model = ChangeSource(actor="bench"), ChangeSource(actor="model", session_id="s")
+        try:
+            await store.create("w", facts={"title": "bench"})
+
+            proposals = itertools.count()
+
+            async def propose_and_confirm(i: int) -> object:
+                workspace, proposal = f"p{i % 50}", f"proposal-{next(proposals)}"
+                change = [{"op": "add", "path": f"/k{i}", "value": i}]
+                notice = await propose(store, workspace, change, model, proposal_id=proposal)
+                decision = SettleInput(
+                    proposal_id=proposal,
+                    workspace_id=workspace,
+                    fingerprint=notice.fingerprint,
+                    verdict="confirm",
+                    actor="bench",
+                    session_id="s",
+                )
+                out = await settle(store, decision)
+                if out.status != "committed":
+                    raise RuntimeError(f"proposal {proposal} settled as {out.status}: {out.error}")
+                return out
+
+            ops: dict[str, Callable[[int], Awaitable[object]]] = {
+                "snapshot": lambda i: store.snapshot("w"),
+                "apply 1 draft op": lambda i: store.apply(
+                    f"d{i % 50}", "draft", [{"op": "add", "path": "/x", "value": i}], person
+                ),
+                "propose+confirm": propose_and_confirm,
+            }
+            for op, call in ops.items():
+                await _measure(call, 20)
+                result = _result(op, "workspace", calls, await _measure(call, calls))
+                say(
+                    f"{op:>16} workspace: CPU {result.cpu_ms_per_call:6.3f} ms, wall "
+                    f"{result.wall_ms_per_call:6.3f} ms, {CONCURRENCY} in flight "
+                    f"{result.concurrent_wall_ms_per_call:6.3f} ms per call"
+                )
+                results.append(result)
         finally:
             await store.close()
     return results
@@ -208,6 +269,7 @@ def main(argv: list[str] | None = None) -> StoreOpsReport:
         parser.error("BAD_WORKLOAD: --calls must be >= 1")
     say = lambda line: print(line, flush=True)  # noqa: E731
     results = asyncio.run(run(calls, say))
+    workspace = asyncio.run(workspace_ops(calls, say))
     window = asyncio.run(
         windowed_read(2_000 if args.quick else 20_000, 5 if args.quick else 20, say)
     )
@@ -219,6 +281,7 @@ def main(argv: list[str] | None = None) -> StoreOpsReport:
     report = StoreOpsReport(
         results=results,
         cpu_ratio_aiosqlite_vs_database=ratios,
+        workspace=workspace,
         window=window,
         machine=machine(),
     )

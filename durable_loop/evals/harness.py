@@ -68,5 +68,5 @@ async def eval_target(kind: str, environ: Mapping[str, str]) -> AsyncIterator[Ev
         finally:
             await env.shutdown()
             await http.aclose()
-            await workspace.engine.dispose()
+            await workspace.close()
             await store.close()

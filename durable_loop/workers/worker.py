@@ -78,7 +78,7 @@ def activities_for(deps: WorkerDeps) -> list[object]:
     tools = ToolActivities(deps.store, deps.registry)
     router = RouterActivities(deps.store, deps.http, deps.registry, deps.environ)
     transcript = TranscriptActivities(deps.store)
-    workspace = WorkspaceActivities(deps.workspace or WorkspaceStore(deps.store.engine))
+    workspace = WorkspaceActivities(deps.workspace or WorkspaceStore(deps.store.db))
     return [
         llm.llm_turn,
         summaries.summarize_context,

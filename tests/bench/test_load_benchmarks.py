@@ -93,5 +93,7 @@ def test_store_ops_quick(tmp_path, capfd):
         for path in ("aiosqlite", "database")
     }
     assert all(r.cpu_ms_per_call > 0 and r.calls == 50 for r in report.results)
+    assert [r.op for r in report.workspace] == ["snapshot", "apply 1 draft op", "propose+confirm"]
+    assert all(r.cpu_ms_per_call > 0 and r.calls == 50 for r in report.workspace)
     assert report.window is not None and report.window.messages == 2_000
     assert report.window.ms_with_role_index > 0 and report.window.ms_without_role_index > 0

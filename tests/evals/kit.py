@@ -30,5 +30,5 @@ async def run_offline(
             target = EvalTarget(sessions=w.sessions, store=w.store, workspace=workspace)
             records = await run_jobs(jobs, target, parallel=8)
     finally:
-        await workspace.engine.dispose()
+        await workspace.close()
     return {(f"{r.model}/{r.strategy}", r.scenario): r for r in records}

@@ -258,7 +258,7 @@ async def test_worker_killed_after_commit_write_does_not_commit_twice(
         written.set()
         await asyncio.Event().wait()  # the reply never leaves this worker
 
-    crashing = WorkspaceStore(ws.engine, on_settled=die_after_write)
+    crashing = WorkspaceStore(ws.db, on_settled=die_after_write)
     transcript = open_store(StoreConfig(url=store_url))
     http = new_http_client()
     deps = WorkerDeps(

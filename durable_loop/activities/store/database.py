@@ -6,8 +6,7 @@ Through aiosqlite every statement costs four or five hops between the event loop
 connection's thread (cursor, execute, fetch, close, reset on return): ~1 ms of CPU for a
 one-row read, against ~0.3 ms for ``TranscriptStore.get`` this way (``bench/store_ops.py``).
 PostgreSQL keeps its async driver (psycopg), the function running in SQLAlchemy's greenlet
-bridge. The transcript and stream stores use it; the workspace store still uses the async
-engine directly.
+bridge. The transcript, stream and workspace stores all use it.
 """
 
 from __future__ import annotations

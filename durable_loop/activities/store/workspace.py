@@ -4,6 +4,9 @@ Every write is one transaction that checks the version it read (``UPDATE ... WHE
 version = :read``): a write against a stale version is refused, never merged. Keyed writes
 (tool calls, proposal settlements) return their recorded result when repeated, so activity
 retries and worker crashes never apply a change twice.
+
+Each read or write is one function of a SQLAlchemy ``Connection`` run by
+``store.database.Database`` (one thread hop on SQLite, the async driver on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ import json
 from collections.abc import Awaitable, Callable
 
 from pydantic import JsonValue
-from sqlalchemy import func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import Connection, bindparam, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from durable_loop.activities.store.database import Database
 from durable_loop.activities.store.engine import StoreConfig, async_engine, migrate
 from durable_loop.activities.store.workspace_base import (
     AUDIT,
@@ -46,55 +50,62 @@ from durable_loop.workspace.patch import (
 __all__ = ["AuditEntry", "ChangeSource", "Snapshot", "WorkspaceStore", "WriteResult"]
 
 SettledListener = Callable[[SettleOutput], Awaitable[None]]
+SNAPSHOT = select(WS).where(WS.c.workspace_id == bindparam("workspace_id"))
+AUDIT_LOG = (
+    select(AUDIT).where(AUDIT.c.workspace_id == bindparam("workspace_id")).order_by(AUDIT.c.id)
+)
+RECORDED = select(WRITES.c.result_json).where(WRITES.c.idempotency_key == bindparam("key"))
 
 
 class WorkspaceStore:
     def __init__(
         self,
-        engine: AsyncEngine,
+        db: Database | AsyncEngine,
         limits: WorkspaceLimits | None = None,
         *,
         on_settled: SettledListener | None = None,
     ) -> None:
-        self.engine = engine
+        """``db``: share a ``Database`` (e.g. the transcript store's) or give an engine."""
+        self.db = db if isinstance(db, Database) else Database(db)
         self.limits = limits or WorkspaceLimits()
         self.on_settled = on_settled
         """Awaited after a settlement is durably written (e.g. to notify a UI)."""
 
+    @property
+    def engine(self) -> AsyncEngine:
+        return self.db.engine
+
     async def close(self) -> None:
-        await self.engine.dispose()
+        await self.db.dispose()
 
     # ------------------------------------------------------------------ reads
 
     async def snapshot(self, workspace_id: str) -> Snapshot:
-        async with self.engine.connect() as conn:
-            row = (await conn.execute(select(WS).where(WS.c.workspace_id == workspace_id))).first()
-        return snapshot_of(row) if row else Snapshot(workspace_id=workspace_id)
+        return await self.db.read(lambda conn: read_snapshot(conn, workspace_id))
 
     async def audit(self, workspace_id: str) -> list[AuditEntry]:
-        query = select(AUDIT).where(AUDIT.c.workspace_id == workspace_id).order_by(AUDIT.c.id)
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(query)).all()
-        return [
-            AuditEntry(
-                **{k: v for k, v in r._mapping.items() if k not in ("id", "value_json")},
-                value=json.loads(r.value_json) if r.value_json is not None else None,
-            )
-            for r in rows
-        ]
+        def work(conn: Connection) -> list[AuditEntry]:
+            rows = conn.execute(AUDIT_LOG, {"workspace_id": workspace_id}).all()
+            return [
+                AuditEntry(
+                    **{k: v for k, v in r._mapping.items() if k not in ("id", "value_json")},
+                    value=json.loads(r.value_json) if r.value_json is not None else None,
+                )
+                for r in rows
+            ]
+
+        return await self.db.read(work)
 
     # ------------------------------------------------------------------ transaction parts
 
-    async def load(self, conn: AsyncConnection, workspace_id: str) -> Snapshot:
+    def load(self, conn: Connection, workspace_id: str) -> Snapshot:
         """Read (creating an empty workspace if absent) inside a write transaction."""
-        await conn.execute(insert_ignore(conn, WS), {"workspace_id": workspace_id})
-        query = select(WS).where(WS.c.workspace_id == workspace_id)
-        if conn.dialect.name == "postgresql":
-            query = query.with_for_update()
-        return snapshot_of((await conn.execute(query)).one())
+        conn.execute(insert_ignore(conn, WS), {"workspace_id": workspace_id})
+        query = SNAPSHOT.with_for_update() if conn.dialect.name == "postgresql" else SNAPSHOT
+        return snapshot_of(conn.execute(query, {"workspace_id": workspace_id}).one())
 
-    async def save(
-        self, conn: AsyncConnection, read: Snapshot, new: Snapshot, *, facts_changed: bool = False
+    def save(
+        self, conn: Connection, read: Snapshot, new: Snapshot, *, facts_changed: bool = False
     ) -> Snapshot:
         saved = new.model_copy(
             update={
@@ -102,7 +113,7 @@ class WorkspaceStore:
                 "facts_version": read.facts_version + (1 if facts_changed else 0),
             }
         )
-        result = await conn.execute(
+        result = conn.execute(
             update(WS)
             .where(WS.c.workspace_id == read.workspace_id, WS.c.version == read.version)
             .values(
@@ -119,9 +130,9 @@ class WorkspaceStore:
             raise StaleWrite(read.workspace_id)
         return saved
 
-    async def record(
+    def record(
         self,
-        conn: AsyncConnection,
+        conn: Connection,
         workspace_id: str,
         version: int,
         source: ChangeSource,
@@ -136,7 +147,7 @@ class WorkspaceStore:
             raise WorkspaceError(
                 ErrorCode.INVALID_ARGS, "actor or comment contains a NUL character"
             )
-        await conn.execute(
+        conn.execute(
             insert(AUDIT),
             [
                 {
@@ -158,17 +169,15 @@ class WorkspaceStore:
             ],
         )
 
-    async def _recorded(self, conn: AsyncConnection, key: str | None) -> WriteResult | None:
+    def _recorded(self, conn: Connection, key: str | None) -> WriteResult | None:
         if key is None:
             return None
-        row = (
-            await conn.execute(select(WRITES.c.result_json).where(WRITES.c.idempotency_key == key))
-        ).first()
+        row = conn.execute(RECORDED, {"key": key}).first()
         return WriteResult.model_validate_json(row[0]) if row else None
 
-    async def _remember(self, conn: AsyncConnection, key: str | None, result: WriteResult) -> None:
+    def _remember(self, conn: Connection, key: str | None, result: WriteResult) -> None:
         if key is not None:
-            await conn.execute(
+            conn.execute(
                 insert(WRITES),
                 [
                     {
@@ -203,14 +212,14 @@ class WorkspaceStore:
             "ui_state_json": None if ui_state is None else dumps(ui_state),
             "version": 1,
         }
-        async with self.engine.begin() as conn:
+
+        def work(conn: Connection) -> Snapshot:
             inserted = insert_ignore(conn, WS).returning(WS.c.workspace_id)
-            created = (await conn.execute(inserted, row)).first() is not None
-            if created:
-                await self.record(
-                    conn, workspace_id, 1, source, [("workspace", "create", "", None)]
-                )
-        return await self.snapshot(workspace_id)
+            if conn.execute(inserted, row).first() is not None:
+                self.record(conn, workspace_id, 1, source, [("workspace", "create", "", None)])
+            return read_snapshot(conn, workspace_id)
+
+        return await self.db.write(work)
 
     async def apply(
         self,
@@ -230,82 +239,78 @@ class WorkspaceStore:
             raise ValueError(f"target must be 'draft' or 'facts', not {target!r}")
         ops = normalize_ops(raw_ops, self.limits)
 
-        async def attempt() -> WriteResult:
-            async with self.engine.begin() as conn:
-                done = await self._recorded(conn, source.idempotency_key)
-                if done is not None:
-                    return done
-                read = await self.load(conn, workspace_id)
-                if expected_version is not None and expected_version != read.version:
-                    raise WorkspaceError(
-                        STALE_VERSION,
-                        f"workspace is at version {read.version}, not {expected_version}; "
-                        "read it again (state_get) and redo the change against the current "
-                        f"state with base_version {read.version}",
-                    )
-                document: Doc = read.facts if target == "facts" else read.draft
-                applied = apply_ops(
-                    document, ops, locks=read.locks, limits=self.limits, label=target
+        def attempt(conn: Connection) -> WriteResult:
+            done = self._recorded(conn, source.idempotency_key)
+            if done is not None:
+                return done
+            read = self.load(conn, workspace_id)
+            if expected_version is not None and expected_version != read.version:
+                raise WorkspaceError(
+                    STALE_VERSION,
+                    f"workspace is at version {read.version}, not {expected_version}; "
+                    "read it again (state_get) and redo the change against the current "
+                    f"state with base_version {read.version}",
                 )
-                saved = await self.save(
-                    conn,
-                    read,
-                    read.model_copy(update={target: applied.document}),
-                    facts_changed=target == "facts",
-                )
-                await self.record(
-                    conn, workspace_id, saved.version, source, audit_entries(target, ops)
-                )
-                result = WriteResult(
-                    workspace_id=workspace_id,
-                    version=saved.version,
-                    facts_version=saved.facts_version,
-                    paths=applied.paths,
-                )
-                await self._remember(conn, source.idempotency_key, result)
-                return result
+            document: Doc = read.facts if target == "facts" else read.draft
+            applied = apply_ops(document, ops, locks=read.locks, limits=self.limits, label=target)
+            saved = self.save(
+                conn,
+                read,
+                read.model_copy(update={target: applied.document}),
+                facts_changed=target == "facts",
+            )
+            self.record(conn, workspace_id, saved.version, source, audit_entries(target, ops))
+            result = WriteResult(
+                workspace_id=workspace_id,
+                version=saved.version,
+                facts_version=saved.facts_version,
+                paths=applied.paths,
+            )
+            self._remember(conn, source.idempotency_key, result)
+            return result
 
         if expected_version is not None:
             try:
-                return await attempt()
+                return await self.db.write(attempt)
             except StaleWrite:
                 raise WorkspaceError(
                     STALE_VERSION, "the workspace changed; read it again"
                 ) from None
-        return await retrying(attempt)
+        return await retrying(lambda: self.db.write(attempt))
 
     async def set_lock(
         self, workspace_id: str, path: str, source: ChangeSource, *, locked: bool = True
     ) -> Snapshot:
         tokens(path)
 
-        async def attempt() -> Snapshot:
-            async with self.engine.begin() as conn:
-                read = await self.load(conn, workspace_id)
-                locks = [p for p in read.locks if p != path] + ([path] if locked else [])
-                if sorted(locks) == sorted(read.locks):
-                    return read
-                saved = await self.save(conn, read, read.model_copy(update={"locks": locks}))
-                op = "lock" if locked else "unlock"
-                await self.record(
-                    conn, workspace_id, saved.version, source, [("locks", op, path, None)]
-                )
-                return saved
+        def attempt(conn: Connection) -> Snapshot:
+            read = self.load(conn, workspace_id)
+            locks = [p for p in read.locks if p != path] + ([path] if locked else [])
+            if sorted(locks) == sorted(read.locks):
+                return read
+            saved = self.save(conn, read, read.model_copy(update={"locks": locks}))
+            op = "lock" if locked else "unlock"
+            self.record(conn, workspace_id, saved.version, source, [("locks", op, path, None)])
+            return saved
 
-        return await retrying(attempt)
+        return await retrying(lambda: self.db.write(attempt))
 
     async def set_ui_state(
         self, workspace_id: str, ui_state: JsonValue, source: ChangeSource
     ) -> Snapshot:
-        async def attempt() -> Snapshot:
-            async with self.engine.begin() as conn:
-                read = await self.load(conn, workspace_id)
-                saved = await self.save(conn, read, read.model_copy(update={"ui_state": ui_state}))
-                entry = ("ui_state", "replace", "", ui_state)
-                await self.record(conn, workspace_id, saved.version, source, [entry])
-                return saved
+        def attempt(conn: Connection) -> Snapshot:
+            read = self.load(conn, workspace_id)
+            saved = self.save(conn, read, read.model_copy(update={"ui_state": ui_state}))
+            entry = ("ui_state", "replace", "", ui_state)
+            self.record(conn, workspace_id, saved.version, source, [entry])
+            return saved
 
-        return await retrying(attempt)
+        return await retrying(lambda: self.db.write(attempt))
+
+
+def read_snapshot(conn: Connection, workspace_id: str) -> Snapshot:
+    row = conn.execute(SNAPSHOT, {"workspace_id": workspace_id}).first()
+    return snapshot_of(row) if row else Snapshot(workspace_id=workspace_id)
 
 
 def audit_entries(target: str, ops: list[Op]) -> list[tuple[str, str, str, JsonValue]]:
@@ -321,6 +326,6 @@ def audit_entries(target: str, ops: list[Op]) -> list[tuple[str, str, str, JsonV
 def open_workspace_store(
     config: StoreConfig, limits: WorkspaceLimits | None = None
 ) -> WorkspaceStore:
-    """Migrate, then return a workspace store on its own async engine."""
+    """Migrate, then return a workspace store on its own connections."""
     migrate(config.url)
     return WorkspaceStore(async_engine(config.url), limits)

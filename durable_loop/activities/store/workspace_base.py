@@ -11,11 +11,10 @@ from datetime import datetime
 from typing import TypeVar, cast
 
 from pydantic import BaseModel, Field, JsonValue
-from sqlalchemy import Table, insert
+from sqlalchemy import Connection, Table, insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from durable_loop.activities.store.workspace_schema import AuditRow, WorkspaceRow, WriteRow
 from durable_loop.toolcalling.canonical_json import canonical_dumps
@@ -80,8 +79,8 @@ class StaleWrite(Exception):
     """Another writer changed the workspace between our read and our write."""
 
 
-def insert_ignore(engine_or_conn: AsyncEngine | AsyncConnection, table: object):  # type: ignore[no-untyped-def]
-    dialect = engine_or_conn.dialect.name
+def insert_ignore(conn: Connection, table: object):  # type: ignore[no-untyped-def]
+    dialect = conn.dialect.name
     if dialect == "sqlite":
         return sqlite_insert(table).on_conflict_do_nothing()  # type: ignore[arg-type]
     if dialect == "postgresql":

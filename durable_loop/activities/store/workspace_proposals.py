@@ -17,8 +17,7 @@ from datetime import datetime
 from typing import cast
 
 from pydantic import BaseModel, Field, JsonValue
-from sqlalchemy import Table, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
 
 from durable_loop.activities.store.workspace import WorkspaceStore, audit_entries
 from durable_loop.activities.store.workspace_base import AUDIT, ChangeSource, StaleWrite, retrying
@@ -38,6 +37,7 @@ from durable_loop.workspace.patch import (
 )
 
 PROPOSALS = cast(Table, ProposalRow.__table__)
+PROPOSAL = select(PROPOSALS).where(PROPOSALS.c.proposal_id == bindparam("proposal_id"))
 UNKNOWN_PROPOSAL = "UNKNOWN_PROPOSAL"
 FINGERPRINT_MISMATCH = "FINGERPRINT_MISMATCH"
 INVALID_DECISION = "INVALID_DECISION"
@@ -91,23 +91,21 @@ def _overlapping(a: str, b: str) -> bool:
     return overlaps(_widened(a), _widened(b))
 
 
-async def _row(conn: AsyncConnection, proposal_id: str, *, lock: bool = False) -> object | None:
-    query = select(PROPOSALS).where(PROPOSALS.c.proposal_id == proposal_id)
-    if lock and conn.dialect.name == "postgresql":
-        query = query.with_for_update()
-    return (await conn.execute(query)).first()
+def _row(conn: Connection, proposal_id: str, *, lock: bool = False) -> object | None:
+    query = PROPOSAL.with_for_update() if lock and conn.dialect.name == "postgresql" else PROPOSAL
+    return conn.execute(query, {"proposal_id": proposal_id}).first()
 
 
 async def get_proposal(store: WorkspaceStore, proposal_id: str) -> ProposalRecord | None:
-    async with store.engine.connect() as conn:
-        row = await _row(conn, proposal_id)
+    row = await store.db.read(lambda conn: _row(conn, proposal_id))
     return _record(row) if row else None
 
 
 async def list_proposals(store: WorkspaceStore, workspace_id: str) -> list[ProposalRecord]:
     query = select(PROPOSALS).where(PROPOSALS.c.workspace_id == workspace_id)
-    async with store.engine.connect() as conn:
-        rows = (await conn.execute(query.order_by(PROPOSALS.c.created_at))).all()
+    rows = await store.db.read(
+        lambda conn: conn.execute(query.order_by(PROPOSALS.c.created_at)).all()
+    )
     return [_record(r) for r in rows]
 
 
@@ -123,50 +121,47 @@ async def propose(
     """Record a proposal (validated against the current facts and locks; facts unchanged)."""
     ops = normalize_ops(raw_ops, store.limits)
 
-    async def attempt() -> ProposalNotice:
-        async with store.engine.begin() as conn:
-            existing = await _row(conn, proposal_id)
-            if existing is not None:
-                return _notice(_record(existing))
-            read = await store.load(conn, workspace_id)
-            applied = apply_ops(
-                read.facts, ops, locks=read.locks, limits=store.limits, label="facts"
-            )
-            notice = ProposalNotice(
-                proposal_id=proposal_id,
-                workspace_id=workspace_id,
-                changes=ops,
-                fingerprint=change_set_fingerprint(workspace_id, ops),
-                paths=applied.paths,
-                summary=summary,
-                base_version=read.version,
-            )
-            await conn.execute(
-                insert(PROPOSALS),
-                [
-                    {
-                        "proposal_id": proposal_id,
-                        "workspace_id": workspace_id,
-                        "session_id": source.session_id or "",
-                        "turn": source.turn,
-                        "call_id": source.call_id,
-                        "change_set_json": json.dumps(ops),
-                        "fingerprint": notice.fingerprint,
-                        "paths_json": json.dumps(notice.paths),
-                        "summary": summary,
-                        "base_version": read.version,
-                        "status": "pending",
-                    }
-                ],
-            )
-            proposer = ChangeSource(**{**source.__dict__, "proposal_id": proposal_id})
-            entries: list[tuple[str, str, str, JsonValue]] = [
-                ("proposal", "propose", path, None) for path in notice.paths
-            ]
-            await store.record(conn, workspace_id, read.version, proposer, entries)
-            return notice
+    def attempt(conn: Connection) -> ProposalNotice:
+        existing = _row(conn, proposal_id)
+        if existing is not None:
+            return _notice(_record(existing))
+        read = store.load(conn, workspace_id)
+        applied = apply_ops(read.facts, ops, locks=read.locks, limits=store.limits, label="facts")
+        notice = ProposalNotice(
+            proposal_id=proposal_id,
+            workspace_id=workspace_id,
+            changes=ops,
+            fingerprint=change_set_fingerprint(workspace_id, ops),
+            paths=applied.paths,
+            summary=summary,
+            base_version=read.version,
+        )
+        conn.execute(
+            insert(PROPOSALS),
+            [
+                {
+                    "proposal_id": proposal_id,
+                    "workspace_id": workspace_id,
+                    "session_id": source.session_id or "",
+                    "turn": source.turn,
+                    "call_id": source.call_id,
+                    "change_set_json": json.dumps(ops),
+                    "fingerprint": notice.fingerprint,
+                    "paths_json": json.dumps(notice.paths),
+                    "summary": summary,
+                    "base_version": read.version,
+                    "status": "pending",
+                }
+            ],
+        )
+        proposer = ChangeSource(**{**source.__dict__, "proposal_id": proposal_id})
+        entries: list[tuple[str, str, str, JsonValue]] = [
+            ("proposal", "propose", path, None) for path in notice.paths
+        ]
+        store.record(conn, workspace_id, read.version, proposer, entries)
+        return notice
 
-    return await retrying(attempt)
+    return await retrying(lambda: store.db.write(attempt))
 
 
 async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
@@ -177,54 +172,51 @@ async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
         return _failed(inp, INVALID_DECISION, "the approver or comment contains a NUL character")
     written: list[SettleOutput] = []
 
-    async def attempt() -> SettleOutput:
-        async with store.engine.begin() as conn:
-            row = await _row(conn, inp.proposal_id, lock=True)
-            if row is None:
-                return _failed(inp, UNKNOWN_PROPOSAL, f"no proposal {inp.proposal_id!r}")
-            record = _record(row)
-            if record.status != "pending":
-                stored = row._mapping["result_json"]  # type: ignore[attr-defined]
-                out = SettleOutput.model_validate_json(stored)
-                return out.model_copy(update={"already_settled": True})
-            if record.fingerprint != inp.fingerprint:
-                return _failed(inp, FINGERPRINT_MISMATCH, "the fingerprint does not match")
-            source = ChangeSource(
-                actor=inp.actor,
-                actor_kind="system" if inp.verdict == "expire" else "human",
-                session_id=inp.session_id,
-                turn=record.turn,
-                call_id=record.call_id,
-                proposal_id=record.proposal_id,
+    def attempt(conn: Connection) -> SettleOutput:
+        row = _row(conn, inp.proposal_id, lock=True)
+        if row is None:
+            return _failed(inp, UNKNOWN_PROPOSAL, f"no proposal {inp.proposal_id!r}")
+        record = _record(row)
+        if record.status != "pending":
+            stored = row._mapping["result_json"]  # type: ignore[attr-defined]
+            out = SettleOutput.model_validate_json(stored)
+            return out.model_copy(update={"already_settled": True})
+        if record.fingerprint != inp.fingerprint:
+            return _failed(inp, FINGERPRINT_MISMATCH, "the fingerprint does not match")
+        source = ChangeSource(
+            actor=inp.actor,
+            actor_kind="system" if inp.verdict == "expire" else "human",
+            session_id=inp.session_id,
+            turn=record.turn,
+            call_id=record.call_id,
+            proposal_id=record.proposal_id,
+            comment=inp.comment,
+        )
+        if inp.verdict == "confirm":
+            out = _commit(store, conn, record, source)
+        else:
+            status = "rejected" if inp.verdict == "reject" else "expired"
+            out = SettleOutput(proposal_id=record.proposal_id, status=status)
+            read = store.load(conn, record.workspace_id)
+            entry = ("proposal", inp.verdict, "", None)
+            store.record(conn, record.workspace_id, read.version, source, [entry])
+        done = conn.execute(
+            update(PROPOSALS)
+            .where(PROPOSALS.c.proposal_id == record.proposal_id, PROPOSALS.c.status == "pending")
+            .values(
+                status=out.status,
+                decided_by=inp.actor,
                 comment=inp.comment,
+                decided_at=func.now(),
+                result_json=out.model_dump_json(),
             )
-            if inp.verdict == "confirm":
-                out = await _commit(store, conn, record, source)
-            else:
-                status = "rejected" if inp.verdict == "reject" else "expired"
-                out = SettleOutput(proposal_id=record.proposal_id, status=status)
-                read = await store.load(conn, record.workspace_id)
-                entry = ("proposal", inp.verdict, "", None)
-                await store.record(conn, record.workspace_id, read.version, source, [entry])
-            done = await conn.execute(
-                update(PROPOSALS)
-                .where(
-                    PROPOSALS.c.proposal_id == record.proposal_id, PROPOSALS.c.status == "pending"
-                )
-                .values(
-                    status=out.status,
-                    decided_by=inp.actor,
-                    comment=inp.comment,
-                    decided_at=func.now(),
-                    result_json=out.model_dump_json(),
-                )
-            )
-            if done.rowcount != 1:
-                raise StaleWrite(record.proposal_id)
-            written.append(out)
-            return out
+        )
+        if done.rowcount != 1:
+            raise StaleWrite(record.proposal_id)
+        written.append(out)
+        return out
 
-    out = await retrying(attempt)
+    out = await retrying(lambda: store.db.write(attempt))
     if store.on_settled is not None and written:
         await store.on_settled(out)
     return out
@@ -235,11 +227,11 @@ def _failed(inp: SettleInput, code: str, message: str) -> SettleOutput:
     return SettleOutput(proposal_id=inp.proposal_id, status="failed", error=error)
 
 
-async def _commit(
-    store: WorkspaceStore, conn: AsyncConnection, record: ProposalRecord, source: ChangeSource
+def _commit(
+    store: WorkspaceStore, conn: Connection, record: ProposalRecord, source: ChangeSource
 ) -> SettleOutput:
-    read = await store.load(conn, record.workspace_id)
-    changed = await conn.execute(
+    read = store.load(conn, record.workspace_id)
+    changed = conn.execute(
         select(AUDIT.c.path, AUDIT.c.value_json).where(
             AUDIT.c.workspace_id == record.workspace_id,
             AUDIT.c.target == "facts",
@@ -262,7 +254,7 @@ async def _commit(
         )
         outcome = SettleOutput(proposal_id=record.proposal_id, status="conflict", error=error)
         entry = ("proposal", "conflict", "", None)
-        await store.record(conn, record.workspace_id, read.version, source, [entry])
+        store.record(conn, record.workspace_id, read.version, source, [entry])
         return outcome
     try:
         applied = apply_ops(
@@ -270,14 +262,14 @@ async def _commit(
         )
     except WorkspaceError as err:
         error = CodedError(code=err.code, message=err.message)
-        await store.record(
+        store.record(
             conn, record.workspace_id, read.version, source, [("proposal", "fail", "", None)]
         )
         return SettleOutput(proposal_id=record.proposal_id, status="failed", error=error)
     new = read.model_copy(update={"facts": applied.document})
-    saved = await store.save(conn, read, new, facts_changed=True)
+    saved = store.save(conn, read, new, facts_changed=True)
     entries = [*audit_entries("facts", record.changes), ("proposal", "confirm", "", None)]
-    await store.record(conn, record.workspace_id, saved.version, source, entries)
+    store.record(conn, record.workspace_id, saved.version, source, entries)
     return SettleOutput(
         proposal_id=record.proposal_id, status="committed", facts_version=saved.facts_version
     )

@@ -85,7 +85,6 @@ def open_service_deps(
     from contextlib import asynccontextmanager
 
     from durable_loop.activities.store import StoreConfig
-    from durable_loop.activities.store.database import Database
     from durable_loop.activities.store.stream import StreamStore
     from durable_loop.activities.store.workspace import open_workspace_store
     from durable_loop.client import SessionClient
@@ -99,7 +98,7 @@ def open_service_deps(
     async def opened():  # type: ignore[no-untyped-def]
         client = await connect(settings.temporal)
         workspace = open_workspace_store(StoreConfig(url=settings.db_url))
-        chunks = StreamStore(Database(workspace.engine))
+        chunks = StreamStore(workspace.db)
         try:
             yield ServiceDeps(
                 sessions=SessionClient(client, task_queue=settings.task_queue),
@@ -111,7 +110,6 @@ def open_service_deps(
                 chunks=chunks,
             )
         finally:
-            await chunks.db.dispose()
             await workspace.close()
 
     return opened()
