@@ -81,7 +81,7 @@ class StreamStore:
             "text": text,
             "done": done,
         }
-        await self.db.write(lambda conn: conn.execute(self._insert, row))
+        await self.db.write(lambda conn: conn.execute(self._insert, row), inline=True)
 
     async def read(
         self, session_id: str, *, after_id: int = 0, limit: int = 500
@@ -100,5 +100,5 @@ class StreamStore:
 
     async def last_id(self, session_id: str) -> int:
         params = {"session_id": session_id}
-        value = await self.db.read(lambda conn: conn.execute(LAST_ID, params).scalar())
+        value = await self.db.read(lambda conn: conn.execute(LAST_ID, params).scalar(), inline=True)
         return int(value or 0)

@@ -50,6 +50,8 @@ COUNT = select(func.count()).where(_SESSION, TRANSCRIPT.c.seq < bindparam("upto_
 much CPU as running it on SQLite."""
 
 
+INLINE_ROWS = 32
+"""Calls on at most this many rows run on the caller's thread (``Database``)."""
 PREFIX_CACHE_SESSIONS = 256
 PREFIX_CACHE_MESSAGES = 20_000
 
@@ -87,7 +89,8 @@ class TranscriptStore:
         if not items:
             return
         rows = [_row(session_id, seq, message, meta) for seq, message, meta in items]
-        await self.db.write(lambda conn: conn.execute(self._insert, rows))
+        inline = len(rows) <= INLINE_ROWS
+        await self.db.write(lambda conn: conn.execute(self._insert, rows), inline=inline)
 
     async def put(
         self, session_id: str, seq: int, message: Message, meta: dict[str, JsonValue]
@@ -105,18 +108,20 @@ class TranscriptStore:
             inserted = conn.execute(returning, row).first()
             return _to_stored(inserted) if inserted is not None else None
 
-        stored = await self.db.write(work) or await self.get(session_id, seq)
+        stored = await self.db.write(work, inline=True) or await self.get(session_id, seq)
         if stored is None:
             raise LookupError(f"message {seq} of session {session_id!r} vanished after a write")
         return stored
 
     async def get(self, session_id: str, seq: int) -> StoredMessage | None:
-        found = await self._rows(GET, session_id=session_id, seq=seq)
+        found = await self._rows(GET, inline=True, session_id=session_id, seq=seq)
         return found[0] if found else None
 
     async def get_many(self, session_id: str, seqs: list[int]) -> dict[int, StoredMessage]:
         """The messages at ``seqs`` that exist, by seq, in one query."""
-        found = await self._rows(GET_MANY, session_id=session_id, seqs=seqs)
+        found = await self._rows(
+            GET_MANY, inline=len(seqs) <= INLINE_ROWS, session_id=session_id, seqs=seqs
+        )
         return {stored.seq: stored for stored in found}
 
     async def read(
@@ -144,7 +149,8 @@ class TranscriptStore:
             params = {"session_id": session_id, "from_seq": watermark, "upto_seq": upto_seq}
             return [_to_stored(r) for r in conn.execute(READ_RANGE, params)]
 
-        newer = await self.db.read(work)
+        # With a cached prefix only the messages since the last read are fetched: a few.
+        newer = await self.db.read(work, inline=bool(known))
         if newer is None:  # a message appeared below the watermark: read it all again
             watermark, known = 0, []
             newer = await self.db.read(work)
@@ -171,7 +177,13 @@ class TranscriptStore:
 
     async def read_newest(self, session_id: str, upto_seq: int, limit: int) -> list[StoredMessage]:
         """The ``limit`` newest messages with seq < ``upto_seq``, newest first."""
-        return await self._rows(READ_NEWEST, session_id=session_id, upto_seq=upto_seq, limit=limit)
+        return await self._rows(
+            READ_NEWEST,
+            inline=limit <= INLINE_ROWS,
+            session_id=session_id,
+            upto_seq=upto_seq,
+            limit=limit,
+        )
 
     async def read_role(self, session_id: str, role: str, upto_seq: int) -> list[StoredMessage]:
         """Messages of one role with seq < ``upto_seq``, oldest first."""
@@ -181,8 +193,12 @@ class TranscriptStore:
         params = {"session_id": session_id, "upto_seq": upto_seq}
         return await self.db.read(lambda conn: int(conn.execute(COUNT, params).scalar_one()))
 
-    async def _rows(self, query: Select[Any], **params: object) -> list[StoredMessage]:
-        return await self.db.read(lambda conn: [_to_stored(r) for r in conn.execute(query, params)])
+    async def _rows(
+        self, query: Select[Any], *, inline: bool = False, **params: object
+    ) -> list[StoredMessage]:
+        return await self.db.read(
+            lambda conn: [_to_stored(r) for r in conn.execute(query, params)], inline=inline
+        )
 
 
 def message_json(message: Message) -> str:

@@ -81,7 +81,7 @@ class WorkspaceStore:
     # ------------------------------------------------------------------ reads
 
     async def snapshot(self, workspace_id: str) -> Snapshot:
-        return await self.db.read(lambda conn: read_snapshot(conn, workspace_id))
+        return await self.db.read(lambda conn: read_snapshot(conn, workspace_id), inline=True)
 
     async def audit(self, workspace_id: str) -> list[AuditEntry]:
         def work(conn: Connection) -> list[AuditEntry]:
@@ -219,7 +219,7 @@ class WorkspaceStore:
                 self.record(conn, workspace_id, 1, source, [("workspace", "create", "", None)])
             return read_snapshot(conn, workspace_id)
 
-        return await self.db.write(work)
+        return await self.db.write(work, inline=True)
 
     async def apply(
         self,
@@ -271,12 +271,12 @@ class WorkspaceStore:
 
         if expected_version is not None:
             try:
-                return await self.db.write(attempt)
+                return await self.db.write(attempt, inline=True)
             except StaleWrite:
                 raise WorkspaceError(
                     STALE_VERSION, "the workspace changed; read it again"
                 ) from None
-        return await retrying(lambda: self.db.write(attempt))
+        return await retrying(lambda: self.db.write(attempt, inline=True))
 
     async def set_lock(
         self, workspace_id: str, path: str, source: ChangeSource, *, locked: bool = True
@@ -293,7 +293,7 @@ class WorkspaceStore:
             self.record(conn, workspace_id, saved.version, source, [("locks", op, path, None)])
             return saved
 
-        return await retrying(lambda: self.db.write(attempt))
+        return await retrying(lambda: self.db.write(attempt, inline=True))
 
     async def set_ui_state(
         self, workspace_id: str, ui_state: JsonValue, source: ChangeSource
@@ -305,7 +305,7 @@ class WorkspaceStore:
             self.record(conn, workspace_id, saved.version, source, [entry])
             return saved
 
-        return await retrying(lambda: self.db.write(attempt))
+        return await retrying(lambda: self.db.write(attempt, inline=True))
 
 
 def read_snapshot(conn: Connection, workspace_id: str) -> Snapshot:

@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from durable_loop.activities.store.database import is_busy
 from durable_loop.activities.store.workspace_schema import AuditRow, WorkspaceRow, WriteRow
 from durable_loop.toolcalling.canonical_json import canonical_dumps
 from durable_loop.workspace.patch import STALE_VERSION, Doc, WorkspaceError
@@ -113,7 +114,7 @@ async def retrying(attempt: Callable[[], Awaitable[T]]) -> T:
         except (StaleWrite, IntegrityError) as err:
             last: Exception = err
         except OperationalError as err:  # SQLite: another writer holds the database
-            if "locked" not in str(err) and "busy" not in str(err):
+            if not is_busy(err):
                 raise
             last = err
         await asyncio.sleep(0.01 * (n + 1))

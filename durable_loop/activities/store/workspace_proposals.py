@@ -97,7 +97,7 @@ def _row(conn: Connection, proposal_id: str, *, lock: bool = False) -> object | 
 
 
 async def get_proposal(store: WorkspaceStore, proposal_id: str) -> ProposalRecord | None:
-    row = await store.db.read(lambda conn: _row(conn, proposal_id))
+    row = await store.db.read(lambda conn: _row(conn, proposal_id), inline=True)
     return _record(row) if row else None
 
 
@@ -161,7 +161,7 @@ async def propose(
         store.record(conn, workspace_id, read.version, proposer, entries)
         return notice
 
-    return await retrying(lambda: store.db.write(attempt))
+    return await retrying(lambda: store.db.write(attempt, inline=True))
 
 
 async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
@@ -216,7 +216,7 @@ async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
         written.append(out)
         return out
 
-    out = await retrying(lambda: store.db.write(attempt))
+    out = await retrying(lambda: store.db.write(attempt, inline=True))
     if store.on_settled is not None and written:
         await store.on_settled(out)
     return out
