@@ -126,41 +126,39 @@ async def run(calls: int, say: Callable[[str], None]) -> list[OpResult]:
         try:
             await store.append(SESSION, [(i, Message.user("x" * 200), {}) for i in range(ROWS)])
             old = AiosqlitePath(store)
-            base = {"aiosqlite": 1_000_000, "database": 2_000_000}
+            seqs = itertools.count(ROWS)
             paths: dict[str, dict[str, Callable[[int], Awaitable[object]]]] = {
                 "aiosqlite": {
                     "get": lambda i: old.get(i % ROWS),
                     "read 10 rows": lambda i: old.read(ROWS),
-                    "append 1 row": lambda i: old.append(base["aiosqlite"] + i),
+                    "append 1 row": lambda i: old.append(next(seqs)),
                 },
                 "database": {
                     "get": lambda i: store.get(SESSION, i % ROWS),
                     "read 10 rows": lambda i: store.read(SESSION, upto_seq=ROWS),
                     "append 1 row": lambda i: store.append(
-                        SESSION, [(base["database"] + i, Message.user("y"), {})]
+                        SESSION, [(next(seqs), Message.user("y"), {})]
                     ),
                 },
             }
             for op in paths["aiosqlite"]:
                 for path, ops in paths.items():
-                    await _measure(ops[op], 20)  # warm the pools and the statement cache
-                    base[path] += 100
-                    result = _result(op, path, calls, await _measure(ops[op], calls))
-                    base[path] += 2 * calls + 100
-                    say(
-                        f"{op:>13} {path:>9}: CPU {result.cpu_ms_per_call:6.3f} ms, wall "
-                        f"{result.wall_ms_per_call:6.3f} ms, {CONCURRENCY} in flight "
-                        f"{result.concurrent_wall_ms_per_call:6.3f} ms per call"
-                    )
-                    results.append(result)
+                    results.append(await _timed(op, path, ops[op], calls, say))
         finally:
             await store.close()
     return results
 
 
-def _result(op: str, path: str, calls: int, measured: tuple[float, float, float]) -> OpResult:
-    cpu_ms, wall_ms, concurrent_ms = measured
-    return OpResult(
+async def _timed(
+    op: str,
+    path: str,
+    call: Callable[[int], Awaitable[object]],
+    calls: int,
+    say: Callable[[str], None],
+) -> OpResult:
+    await _measure(call, 20)  # warm the pools and the statement cache
+    cpu_ms, wall_ms, concurrent_ms = await _measure(call, calls)
+    result = OpResult(
         op=op,
         path=path,
         calls=calls,
@@ -168,6 +166,11 @@ def _result(op: str, path: str, calls: int, measured: tuple[float, float, float]
         wall_ms_per_call=round(wall_ms, 3),
         concurrent_wall_ms_per_call=round(concurrent_ms, 3),
     )
+    say(
+        f"{op:>16} {path:>9}: CPU {cpu_ms:6.3f} ms, wall {wall_ms:6.3f} ms, "
+        f"{CONCURRENCY} in flight {concurrent_ms:6.3f} ms per call"
+    )
+    return result
 
 
 async def workspace_ops(calls: int, say: Callable[[str], None]) -> list[OpResult]:
@@ -205,14 +208,7 @@ async def workspace_ops(calls: int, say: Callable[[str], None]) -> list[OpResult
                 "propose+confirm": propose_and_confirm,
             }
             for op, call in ops.items():
-                await _measure(call, 20)
-                result = _result(op, "workspace", calls, await _measure(call, calls))
-                say(
-                    f"{op:>16} workspace: CPU {result.cpu_ms_per_call:6.3f} ms, wall "
-                    f"{result.wall_ms_per_call:6.3f} ms, {CONCURRENCY} in flight "
-                    f"{result.concurrent_wall_ms_per_call:6.3f} ms per call"
-                )
-                results.append(result)
+                results.append(await _timed(op, "workspace", call, calls, say))
         finally:
             await store.close()
     return results
