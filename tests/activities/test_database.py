@@ -113,10 +113,10 @@ async def test_inline_writes_leave_checkpoints_to_the_pool(db, db_file):
     for i in range(30):
         await db.write(insert("x" * 2000 + str(i)), inline=True)
     deadline = time.monotonic() + 5
-    while len(db.checkpoints) < 3 and time.monotonic() < deadline:
+    while db.checkpoints < 3 and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
-    assert len(db.checkpoints) == 3
-    busy, frames, done = db.checkpoints[-1]
+    assert db.checkpoints == 3 and db.last_checkpoint is not None
+    busy, frames, done = db.last_checkpoint
     assert busy == 0 and frames > 0 and done == frames
     assert await db.read(count) == 30
 

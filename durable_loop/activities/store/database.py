@@ -70,8 +70,10 @@ class Database:
         self.checkpoint_every = checkpoint_every
         self.inline_fallbacks = 0
         """Inline calls that found the database locked and ran in the thread pool instead."""
-        self.checkpoints: list[tuple[int, int, int]] = []
-        """(busy, WAL frames, frames checkpointed) of each passive checkpoint run so far."""
+        self.checkpoints = 0
+        """Passive checkpoints run so far."""
+        self.last_checkpoint: tuple[int, int, int] | None = None
+        """(busy, WAL frames, frames checkpointed) of the latest one."""
         self._sync: Engine | None = None
         self._inline: Engine | None = None
         self._threads: ThreadPoolExecutor | None = None
@@ -144,7 +146,8 @@ class Database:
         def checkpoint() -> None:
             with sync.connect() as conn:
                 row = conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)").one()
-            self.checkpoints.append((int(row[0]), int(row[1]), int(row[2])))
+            self.last_checkpoint = (int(row[0]), int(row[1]), int(row[2]))
+            self.checkpoints += 1
 
         def report(done: Future[None]) -> None:
             if not done.cancelled() and done.exception() is not None:
