@@ -6,7 +6,8 @@ version = :read``): a write against a stale version is refused, never merged. Ke
 retries and worker crashes never apply a change twice.
 
 Each read or write is one function of a SQLAlchemy ``Connection`` run by
-``store.database.Database`` (one thread hop on SQLite, the async driver on PostgreSQL).
+``store.database.Database``; the calls on one workspace or proposal are ``inline`` (on
+SQLite they run on the caller's thread), audit logs and proposal lists are not.
 """
 
 from __future__ import annotations
