@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import sys
 import threading
 import time
+from asyncio.subprocess import PIPE
 from pathlib import Path
 
 import pytest
@@ -130,3 +132,60 @@ async def test_an_in_memory_database_runs_inline_calls_through_its_async_engine(
         assert one == 1 and memory.inline_fallbacks == 0
     finally:
         await memory.dispose()
+
+
+WRITER = """
+import asyncio, sys
+from pathlib import Path
+from sqlalchemy import text
+from durable_loop.activities.store import StoreConfig
+from durable_loop.activities.store.database import Database
+from durable_loop.activities.store.engine import async_engine
+
+async def main(path, name, n):
+    db = Database(async_engine(StoreConfig.sqlite_file(Path(path)).url), checkpoint_every=50)
+    gate = asyncio.Semaphore(16)
+    print("ready", flush=True)
+    while not Path(path + ".go").exists():
+        await asyncio.sleep(0.005)
+
+    async def one(i):
+        async with gate:
+            await db.write(
+                lambda conn: conn.execute(
+                    text("INSERT INTO notes (body) VALUES (:body)"), {"body": f"{name}-{i}"}
+                ),
+                inline=True,
+            )
+
+    await asyncio.gather(*(one(i) for i in range(n)))
+    print(db.inline_fallbacks)
+    await db.dispose()
+
+asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+"""
+
+
+async def test_processes_writing_one_file_at_once_lose_and_double_nothing(db, db_file):
+    """Three processes, 16 writes in flight each: writes that find the file locked run
+    again in the pool, and every one lands exactly once."""
+    writers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, "-c", WRITER, str(db_file), name, "400", stdout=PIPE, stderr=PIPE
+        )
+        for name in ("a", "b", "c")
+    ]
+    for writer in writers:
+        assert writer.stdout is not None
+        assert await writer.stdout.readline() == b"ready\n"
+    Path(f"{db_file}.go").touch()  # all start writing at once
+    outputs = [await writer.communicate() for writer in writers]
+    assert [writer.returncode for writer in writers] == [0, 0, 0], outputs
+    fallbacks = sum(int(out.decode()) for out, _ in outputs)
+
+    def rows(conn: Connection) -> tuple[int, int]:
+        found = conn.execute(text("SELECT count(*), count(DISTINCT body) FROM notes")).one()
+        return int(found[0]), int(found[1])
+
+    assert await db.read(rows) == (1200, 1200)
+    assert fallbacks > 0  # they did contend
