@@ -26,7 +26,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, Insert, Table, create_engine, event, insert
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -53,6 +55,15 @@ def tune_inline_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA wal_autocheckpoint=0")
     cursor.close()
+
+
+def insert_ignore(table: Table, dialect: str) -> Insert:
+    """``INSERT`` that leaves an existing row (same key) alone, on SQLite and PostgreSQL."""
+    if dialect == "sqlite":
+        return sqlite_insert(table).on_conflict_do_nothing()
+    if dialect == "postgresql":
+        return pg_insert(table).on_conflict_do_nothing()
+    return insert(table)
 
 
 def is_busy(err: OperationalError) -> bool:
@@ -99,28 +110,21 @@ class Database:
 
     async def read(self, work: Callable[[Connection], T], *, inline: bool = False) -> T:
         """``inline``: ``work`` reads a handful of rows (see the module docstring)."""
-        if self._sync is not None:
-            if inline:
-                try:
-                    return self._run_inline(work, write=False)
-                except _Busy:
-                    pass
-            return await self._in_thread(work, write=False)
-        async with self.engine.connect() as conn:
-            return await conn.run_sync(work)
+        return await self._run(work, write=False, inline=inline)
 
     async def write(self, work: Callable[[Connection], T], *, inline: bool = False) -> T:
         """``inline``: ``work`` writes a handful of rows; it may run twice (the first
         transaction rolled back) when the database was locked."""
-        if self._sync is not None:
-            if inline:
-                try:
-                    return self._run_inline(work, write=True)
-                except _Busy:
-                    pass
-            return await self._in_thread(work, write=True)
-        async with self.engine.begin() as conn:
-            return await conn.run_sync(work)
+        return await self._run(work, write=True, inline=inline)
+
+    async def _run(self, work: Callable[[Connection], T], *, write: bool, inline: bool) -> T:
+        if self._sync is None:
+            async with self.engine.begin() if write else self.engine.connect() as conn:
+                return await conn.run_sync(work)
+        if inline:
+            with contextlib.suppress(_Busy):
+                return self._run_inline(work, write=write)
+        return await self._in_thread(work, write=write)
 
     def _run_inline(self, work: Callable[[Connection], T], *, write: bool) -> T:
         engine = self._inline

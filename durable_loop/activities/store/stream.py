@@ -23,11 +23,9 @@ from sqlalchemy import (
     func,
     select,
 )
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Mapped, mapped_column
 
-from durable_loop.activities.store.database import Database
+from durable_loop.activities.store.database import Database, insert_ignore
 from durable_loop.activities.store.schema import Base
 
 
@@ -67,8 +65,7 @@ class StreamChunk:
 class StreamStore:
     def __init__(self, db: Database) -> None:
         self.db = db
-        insert = pg_insert if db.engine.dialect.name == "postgresql" else sqlite_insert
-        self._insert = insert(CHUNKS).on_conflict_do_nothing()
+        self._insert = insert_ignore(CHUNKS, db.engine.dialect.name)
 
     async def append(
         self, session_id: str, seq: int, attempt: int, idx: int, text: str, *, done: bool = False

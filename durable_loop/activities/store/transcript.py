@@ -10,12 +10,10 @@ from typing import Any, cast
 
 from pydantic import JsonValue
 from pydantic_core import PydanticSerializationError
-from sqlalchemy import Connection, Insert, Select, Table, bindparam, func, insert, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Connection, Select, Table, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from durable_loop.activities.store.database import Database
+from durable_loop.activities.store.database import Database, insert_ignore
 from durable_loop.activities.store.schema import TranscriptRow
 from durable_loop.toolcalling.canonical_json import scrub_surrogates
 from durable_loop.toolcalling.messages import Message
@@ -66,13 +64,7 @@ class TranscriptStore:
         at or above the watermark, after checking that nothing appeared below it."""
         self._prefix_messages = 0
         self._dialect = engine.dialect.name
-        self._insert: Insert
-        if self._dialect == "sqlite":
-            self._insert = sqlite_insert(TRANSCRIPT).on_conflict_do_nothing()
-        elif self._dialect == "postgresql":
-            self._insert = pg_insert(TRANSCRIPT).on_conflict_do_nothing()
-        else:
-            self._insert = insert(TRANSCRIPT)
+        self._insert = insert_ignore(TRANSCRIPT, self._dialect)
         self._insert_returning = (
             self._insert.returning(*TRANSCRIPT.c)
             if self._dialect in ("sqlite", "postgresql")

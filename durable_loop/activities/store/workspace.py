@@ -19,7 +19,7 @@ from pydantic import JsonValue
 from sqlalchemy import Connection, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from durable_loop.activities.store.database import Database
+from durable_loop.activities.store.database import Database, insert_ignore
 from durable_loop.activities.store.engine import StoreConfig, async_engine, migrate
 from durable_loop.activities.store.workspace_base import (
     AUDIT,
@@ -31,7 +31,6 @@ from durable_loop.activities.store.workspace_base import (
     StaleWrite,
     WriteResult,
     dumps,
-    insert_ignore,
     retrying,
     snapshot_of,
 )
@@ -101,7 +100,7 @@ class WorkspaceStore:
 
     def load(self, conn: Connection, workspace_id: str) -> Snapshot:
         """Read (creating an empty workspace if absent) inside a write transaction."""
-        conn.execute(insert_ignore(conn, WS), {"workspace_id": workspace_id})
+        conn.execute(insert_ignore(WS, conn.dialect.name), {"workspace_id": workspace_id})
         query = SNAPSHOT.with_for_update() if conn.dialect.name == "postgresql" else SNAPSHOT
         return snapshot_of(conn.execute(query, {"workspace_id": workspace_id}).one())
 
@@ -215,7 +214,7 @@ class WorkspaceStore:
         }
 
         def work(conn: Connection) -> Snapshot:
-            inserted = insert_ignore(conn, WS).returning(WS.c.workspace_id)
+            inserted = insert_ignore(WS, conn.dialect.name).returning(WS.c.workspace_id)
             if conn.execute(inserted, row).first() is not None:
                 self.record(conn, workspace_id, 1, source, [("workspace", "create", "", None)])
             return read_snapshot(conn, workspace_id)

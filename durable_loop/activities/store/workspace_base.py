@@ -11,9 +11,7 @@ from datetime import datetime
 from typing import TypeVar, cast
 
 from pydantic import BaseModel, Field, JsonValue
-from sqlalchemy import Connection, Table, insert
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Table
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from durable_loop.activities.store.database import is_busy
@@ -78,15 +76,6 @@ class ChangeSource:
 
 class StaleWrite(Exception):
     """Another writer changed the workspace between our read and our write."""
-
-
-def insert_ignore(conn: Connection, table: object):  # type: ignore[no-untyped-def]
-    dialect = conn.dialect.name
-    if dialect == "sqlite":
-        return sqlite_insert(table).on_conflict_do_nothing()  # type: ignore[arg-type]
-    if dialect == "postgresql":
-        return pg_insert(table).on_conflict_do_nothing()  # type: ignore[arg-type]
-    return insert(table)  # type: ignore[arg-type]
 
 
 def dumps(value: JsonValue) -> str:
