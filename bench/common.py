@@ -10,9 +10,9 @@ from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHistory
 
+from durable_loop.core.registry import ToolRegistry
 from durable_loop.testing import RecordedRequest, Reply, reply
 from durable_loop.testing.history import session_histories
-from durable_loop.toolcalling.registry import ToolRegistry
 
 TOOL_NAME = "read_page"
 PAGE_BYTES = 2048

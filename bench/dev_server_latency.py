@@ -1,5 +1,5 @@
 """Turn latency on the embedded dev server with its stock settings vs with
-``durable_loop.workers.devserver.DYNAMIC_CONFIG`` (history task queues read up to 1000
+``durable_loop.cli.devserver.DYNAMIC_CONFIG`` (history task queues read up to 1000
 times a second instead of 20), side by side in one run.
 
 Both servers run at once; rounds alternate between them. Each round is one durable-loop
@@ -26,8 +26,8 @@ from pydantic import BaseModel
 from bench.harness import dev_server, machine, median, publish
 from bench.hops import HopProfile
 from bench.overhead import Round, Workload, durable_round, parse_workload_args
+from durable_loop.cli.devserver import DYNAMIC_CONFIG
 from durable_loop.testing import ScriptedLLM
-from durable_loop.workers.devserver import DYNAMIC_CONFIG
 
 Server = Literal["stock", "durable_loop"]
 SERVERS: dict[Server, dict[str, int]] = {"stock": {}, "durable_loop": DYNAMIC_CONFIG}

@@ -17,14 +17,14 @@ from typing import TypeVar
 from pydantic import BaseModel
 from temporalio.testing import WorkflowEnvironment
 
-from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
-from durable_loop.client import SessionClient
+from durable_loop.cli.devserver import start_local_environment
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core.config import LlmEndpoint, RetrySettings, RuntimeConfig
+from durable_loop.core.config import SessionSettings as Settings
+from durable_loop.core.registry import ToolRegistry
+from durable_loop.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
-from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings, RuntimeConfig
-from durable_loop.toolcalling.config import SessionSettings as Settings
-from durable_loop.toolcalling.registry import ToolRegistry
-from durable_loop.workers.devserver import start_local_environment
-from durable_loop.workers.worker import WorkerDeps, WorkerTuning, build_worker, new_http_client
+from durable_loop.worker.builder import WorkerDeps, WorkerTuning, build_worker, new_http_client
 
 T = TypeVar("T")
 RETRY = RetrySettings(initial_interval_s=0.1, maximum_interval_s=1.0, maximum_attempts=3)

@@ -23,9 +23,9 @@ from bench.common import TURN_DEFINITION, ConversationScript
 from bench.harness import publish
 from bench.report import HistoryGrowthReport, breakdown_table, build_report, results_table
 from bench.runners import BenchConfig, LoopRun, run_durable, run_naive
+from durable_loop.cli.devserver import start_local_environment
+from durable_loop.core.config import RuntimeConfig
 from durable_loop.testing import ScriptedLLM
-from durable_loop.toolcalling.config import RuntimeConfig
-from durable_loop.workers.devserver import start_local_environment
 
 DEFAULT_SIZES = (10, 100, 1000)
 QUICK_SIZES = (3, 12)

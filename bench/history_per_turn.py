@@ -26,16 +26,16 @@ from pydantic import BaseModel
 
 from bench.common import PAGE_BYTES, TOOL_NAME, HistoryStats, measure, page_tools
 from bench.harness import dev_server, durable_worker, machine, median, publish
-from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
-from durable_loop.testing.history import session_histories
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.config import (
+from durable_loop.core import names
+from durable_loop.core.config import (
     ContextWindow,
     LlmEndpoint,
     RetrySettings,
     RuntimeConfig,
     SessionSettings,
 )
+from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
+from durable_loop.testing.history import session_histories
 
 DEFAULT_SIZES = (10, 100, 1000, 5000)
 WINDOW_CHARS = 24_000

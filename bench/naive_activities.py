@@ -16,10 +16,10 @@ from bench.naive_loop import (
     NaiveToolOutput,
 )
 from durable_loop.activities.dispatch import dispatch
-from durable_loop.toolcalling.plan import PromptPlan
-from durable_loop.toolcalling.providers import get_adapter
-from durable_loop.toolcalling.providers.openai_compat import loads_lenient
-from durable_loop.toolcalling.registry import ToolContext, ToolRegistry
+from durable_loop.core.plan import PromptPlan
+from durable_loop.core.providers import get_adapter
+from durable_loop.core.providers.openai_compat import loads_lenient
+from durable_loop.core.registry import ToolContext, ToolRegistry
 
 MAX_OUTPUT_BYTES = 1_000_000
 TOOL_TIMEOUT_S = 60.0

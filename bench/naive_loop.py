@@ -15,11 +15,11 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.toolcalling.config import LlmEndpoint
-    from durable_loop.toolcalling.contracts import CloseRequest, UserMessage
-    from durable_loop.toolcalling.envelope import Envelope
-    from durable_loop.toolcalling.messages import Message
-    from durable_loop.toolcalling.tools import ToolSpec
+    from durable_loop.core.config import LlmEndpoint
+    from durable_loop.core.contracts import CloseRequest, UserMessage
+    from durable_loop.core.envelope import Envelope
+    from durable_loop.core.messages import Message
+    from durable_loop.core.tools import ToolSpec
 
 NAIVE_WORKFLOW = "NaiveSession"
 NAIVE_LLM = "naive_llm"

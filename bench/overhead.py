@@ -48,16 +48,16 @@ from bench.naive_loop import (
     NaiveSessionWorkflow,
 )
 from durable_loop.activities.dispatch import dispatch
+from durable_loop.core import names
+from durable_loop.core.contracts import UserMessage
+from durable_loop.core.messages import Message
+from durable_loop.core.plan import PromptPlan
+from durable_loop.core.providers import get_adapter
+from durable_loop.core.providers.openai_compat import loads_lenient
+from durable_loop.core.registry import ToolContext
 from durable_loop.testing import ScriptedLLM
 from durable_loop.testing.history import session_histories
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.contracts import UserMessage
-from durable_loop.toolcalling.messages import Message
-from durable_loop.toolcalling.plan import PromptPlan
-from durable_loop.toolcalling.providers import get_adapter
-from durable_loop.toolcalling.providers.openai_compat import loads_lenient
-from durable_loop.toolcalling.registry import ToolContext
-from durable_loop.workers.worker import new_http_client
+from durable_loop.worker.builder import new_http_client
 
 Loop = Literal["durable_loop", "bare_temporal", "in_process"]
 LOOPS: tuple[Loop, ...] = ("durable_loop", "bare_temporal", "in_process")

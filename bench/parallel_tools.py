@@ -24,8 +24,8 @@ from pydantic import BaseModel
 
 from bench.harness import dev_server, durable_worker, machine, median, publish, settings_for
 from durable_loop.activities.dispatch import TOOL_THREADS
+from durable_loop.core.registry import ToolRegistry
 from durable_loop.testing import ScriptedLLM, reply
-from durable_loop.toolcalling.registry import ToolRegistry
 
 TARGET_S = 1.5
 DEFAULT_OUTPUT = Path(__file__).parent / "results" / "parallel_tools.json"
@@ -72,7 +72,7 @@ class ParallelToolsReport(BaseModel):
 async def floor(registry: ToolRegistry, tool: str, count: int) -> float:
     fn = registry.get(tool)
     assert fn is not None
-    from durable_loop.toolcalling.registry import ToolContext
+    from durable_loop.core.registry import ToolContext
 
     ctx = ToolContext(
         session_id="floor",

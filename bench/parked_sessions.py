@@ -5,7 +5,7 @@ workflow cache side by side in one run.
 Each session is created by update-with-start; its first message makes the scripted model
 call ``facts_propose`` and answer, so the session ends the message with a proposal pending
 and waits (no timer fires for days). The worker is a real ``durable-loop worker`` process
-(``--tools durable_loop.workers.workspace_tools:registry``); its RSS is read from /proc
+(``--tools durable_loop.worker.workspace_tools:registry``); its RSS is read from /proc
 before and after parking. Parked sessions should cost the worker nothing beyond its
 workflow cache: with a small cache, RSS stays flat however many sessions wait. Then a few
 parked sessions are confirmed, which wakes (and, when evicted, replays) them.
@@ -36,12 +36,12 @@ from bench.harness import (
     server_address,
     settings_for,
 )
-from durable_loop.activities.store import StoreConfig
 from durable_loop.chaos.processes import WorkerProcess
-from durable_loop.client import SessionClient
+from durable_loop.client.sessions import SessionClient
+from durable_loop.store import StoreConfig
 from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
 
-TOOLS = "durable_loop.workers.workspace_tools:registry"
+TOOLS = "durable_loop.worker.workspace_tools:registry"
 IN_FLIGHT = 64
 BATCHES = 4
 WAKE = 5

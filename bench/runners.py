@@ -34,15 +34,15 @@ from bench.naive_loop import (
     NaiveSessionInput,
     NaiveSessionWorkflow,
 )
-from durable_loop.activities.store import StoreConfig, open_store
-from durable_loop.client import SessionClient
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core import names
+from durable_loop.core.config import LlmEndpoint, RetrySettings, RuntimeConfig
+from durable_loop.core.config import SessionSettings as Settings
+from durable_loop.core.contracts import CloseRequest, UserMessage
+from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import ScriptedLLM
 from durable_loop.testing.history import session_histories
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings, RuntimeConfig
-from durable_loop.toolcalling.config import SessionSettings as Settings
-from durable_loop.toolcalling.contracts import CloseRequest, UserMessage
-from durable_loop.workers.worker import WorkerDeps, WorkerTuning, build_worker, new_http_client
+from durable_loop.worker.builder import WorkerDeps, WorkerTuning, build_worker, new_http_client
 
 LoopName = Literal["durable_loop", "naive"]
 RETRY = RetrySettings(initial_interval_s=0.1, maximum_interval_s=1.0, maximum_attempts=3)

@@ -34,14 +34,14 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench.harness import machine, publish
-from durable_loop.activities.llm_request import SUMMARY_META_KEY, window_history
-from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
-from durable_loop.activities.store.transcript import TRANSCRIPT, TranscriptRow, _row, _to_stored
-from durable_loop.activities.store.workspace import ChangeSource, open_workspace_store
-from durable_loop.activities.store.workspace_proposals import propose, settle
-from durable_loop.toolcalling.context_window import summary_message
-from durable_loop.toolcalling.messages import Message
-from durable_loop.toolcalling.proposals import SettleInput
+from durable_loop.core.context_window import summary_message
+from durable_loop.core.messages import Message
+from durable_loop.core.proposals import SettleInput
+from durable_loop.core.request import SUMMARY_META_KEY, window_history
+from durable_loop.store import StoreConfig, TranscriptStore, open_store
+from durable_loop.store.transcript import TRANSCRIPT, TranscriptRow, _row, _to_stored
+from durable_loop.store.workspace import ChangeSource, open_workspace_store
+from durable_loop.store.workspace_proposals import propose, settle
 
 DEFAULT_OUTPUT = Path(__file__).parent / "results" / "store_ops.json"
 CONCURRENCY = 64

@@ -39,12 +39,12 @@ from bench.harness import (
     settings_for,
     tuning_args,
 )
-from durable_loop.activities.store import StoreConfig
 from durable_loop.chaos.processes import WorkerProcess
-from durable_loop.client import SessionClient
+from durable_loop.client.sessions import SessionClient
+from durable_loop.store import StoreConfig
 from durable_loop.testing import ScriptedLLM
 from durable_loop.testing.scripted import RecordedRequest, Reply
-from durable_loop.workers.worker import WorkerTuning
+from durable_loop.worker.builder import WorkerTuning
 
 TOOLS = "bench.harness:noop_tools"
 TARGET_AT_100 = 3.0

@@ -5,15 +5,15 @@ from __future__ import annotations
 from pydantic import JsonValue
 from temporalio import activity
 
-from durable_loop.activities.store import TranscriptStore
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.contracts import (
+from durable_loop.core import names
+from durable_loop.core.contracts import (
     AppendItem,
     WriteMessagesInput,
     WriteMessagesOutput,
 )
-from durable_loop.toolcalling.envelope import Envelope
-from durable_loop.toolcalling.messages import Message
+from durable_loop.core.envelope import Envelope
+from durable_loop.core.messages import Message
+from durable_loop.store import TranscriptStore
 
 REUSED_WARNING = (
     "identical call already made in this reply; this is its recorded result. "

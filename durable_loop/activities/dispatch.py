@@ -15,15 +15,15 @@ from jsonschema.exceptions import SchemaError
 from pydantic import JsonValue
 from pydantic_core import to_jsonable_python
 
-from durable_loop.toolcalling.canonical_json import (
+from durable_loop.core.canonical_json import (
     canonical_dumps,
     scrub_surrogates,
     strict_loads,
     utf8_len,
 )
-from durable_loop.toolcalling.envelope import Envelope
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.toolcalling.registry import RegisteredTool, ToolContext, ToolFailure
+from durable_loop.core.envelope import Envelope
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.registry import RegisteredTool, ToolContext, ToolFailure
 
 MAX_VALIDATION_ERRORS = 5
 TOOL_THREADS = ThreadPoolExecutor(max_workers=128, thread_name_prefix="durable-loop-tool")

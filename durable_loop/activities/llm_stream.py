@@ -12,12 +12,12 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.provider_http import endpoint_url, http_error, redact
-from durable_loop.activities.store.stream import StreamStore
-from durable_loop.toolcalling.config import LlmEndpoint
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.toolcalling.providers import ProviderAdapter, ProviderRequest
-from durable_loop.toolcalling.providers.base import SNIPPET_LIMIT
-from durable_loop.toolcalling.providers.openai_stream import ChunkAssembler
+from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.providers import ProviderAdapter, ProviderRequest
+from durable_loop.core.providers.base import SNIPPET_LIMIT
+from durable_loop.core.providers.openai_stream import ChunkAssembler
+from durable_loop.store.stream import StreamStore
 
 
 class ChunkWriter:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from temporalio import activity
 
 from durable_loop.activities.tools import ToolActivities
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.contracts import ToolRunInput, ToolRunOutput
+from durable_loop.core import names
+from durable_loop.core.contracts import ToolRunInput, ToolRunOutput
 
 
 class LongToolActivities:

@@ -14,11 +14,11 @@ import mcp.types as mcp_types
 from mcp import MCPError
 from pydantic import JsonValue
 
-from durable_loop.mcp.errors import McpServerError
-from durable_loop.mcp.pool import McpPool
-from durable_loop.toolcalling.canonical_json import utf8_len
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.toolcalling.registry import ToolFailure
+from durable_loop.activities.mcp_pool import McpPool
+from durable_loop.core.canonical_json import utf8_len
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.mcp_errors import McpServerError
+from durable_loop.core.registry import ToolFailure
 
 
 def content_to_json(block: mcp_types.ContentBlock) -> JsonValue:

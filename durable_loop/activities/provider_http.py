@@ -11,9 +11,9 @@ import httpx
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.retry_after import parse_retry_after
-from durable_loop.toolcalling.config import LlmEndpoint
-from durable_loop.toolcalling.errors import ConfigError, ErrorCode
-from durable_loop.toolcalling.providers import (
+from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.errors import ConfigError, ErrorCode
+from durable_loop.core.providers import (
     ProviderAdapter,
     ProviderErrorReply,
     ProviderFormatError,
@@ -21,9 +21,9 @@ from durable_loop.toolcalling.providers import (
     ProviderRequest,
     get_adapter,
 )
-from durable_loop.toolcalling.providers.base import SNIPPET_LIMIT, loads_lenient
-from durable_loop.toolcalling.transforms.inbound import InboundContext
-from durable_loop.toolcalling.transforms.registry import transform_response
+from durable_loop.core.providers.base import SNIPPET_LIMIT, loads_lenient
+from durable_loop.core.transforms.inbound import InboundContext
+from durable_loop.core.transforms.registry import transform_response
 
 ERROR_SNIPPET = 400
 

@@ -18,25 +18,25 @@ from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.appends import write_appends
 from durable_loop.activities.chat import chat_once
-from durable_loop.activities.store import StoredMessage, TranscriptStore
-from durable_loop.router.contracts import (
+from durable_loop.core import names
+from durable_loop.core.canonical_json import utf8_len
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.messages import Message, Usage
+from durable_loop.core.registry import ToolRegistry
+from durable_loop.core.router.contracts import (
     RouterAnswerInput,
     RouterAnswerOutput,
     RouterStepInput,
     RouterStepOutput,
 )
-from durable_loop.router.prompts import (
+from durable_loop.core.router.prompts import (
     answer_messages,
     executor_messages,
     router_messages,
     summarizer_messages,
     with_repair,
 )
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.canonical_json import utf8_len
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.toolcalling.messages import Message, Usage
-from durable_loop.toolcalling.registry import ToolRegistry
+from durable_loop.store import StoredMessage, TranscriptStore
 
 CONTEXT_WINDOW = 40
 

@@ -15,17 +15,17 @@ from pydantic import JsonValue
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from durable_loop.activities.llm_request import SUMMARY_META_KEY
 from durable_loop.activities.provider_http import adapter_for, post, read_api_key, read_reply
-from durable_loop.activities.store import StoredMessage, TranscriptStore
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.context_window import summary_message
-from durable_loop.toolcalling.contracts import SummarizeInput, SummarizeOutput
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.toolcalling.messages import Message, Usage
-from durable_loop.toolcalling.plan import PromptPlan
-from durable_loop.toolcalling.providers.base import tool_result_text
-from durable_loop.toolcalling.transforms.inbound import InboundContext
+from durable_loop.core import names
+from durable_loop.core.context_window import summary_message
+from durable_loop.core.contracts import SummarizeInput, SummarizeOutput
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.messages import Message, Usage
+from durable_loop.core.plan import PromptPlan
+from durable_loop.core.providers.base import tool_result_text
+from durable_loop.core.request import SUMMARY_META_KEY
+from durable_loop.core.transforms.inbound import InboundContext
+from durable_loop.store import StoredMessage, TranscriptStore
 
 SUMMARIZER_PROMPT = (
     "You compress conversations between a user, an assistant and its tools. Write a short "

@@ -9,18 +9,18 @@ from temporalio import activity
 
 from durable_loop.activities.dispatch import dispatch
 from durable_loop.activities.heartbeat import heartbeating
-from durable_loop.activities.store import StoredMessage, TranscriptStore
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.contracts import (
+from durable_loop.core import names
+from durable_loop.core.contracts import (
     ListToolsInput,
     ToolCatalogOutput,
     ToolRunInput,
     ToolRunOutput,
 )
-from durable_loop.toolcalling.envelope import Envelope
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.toolcalling.messages import Message
-from durable_loop.toolcalling.registry import ToolContext, ToolRegistry
+from durable_loop.core.envelope import Envelope
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.messages import Message
+from durable_loop.core.registry import ToolContext, ToolRegistry
+from durable_loop.store import StoredMessage, TranscriptStore
 
 
 def idempotency_key(workflow_id: str, call_id: str, result_seq: int) -> str:

@@ -10,14 +10,14 @@ from __future__ import annotations
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from durable_loop.activities.store.workspace import WorkspaceStore
-from durable_loop.activities.store.workspace_proposals import settle
-from durable_loop.toolcalling.proposals import (
+from durable_loop.core.proposals import (
     FACTS_COMMIT,
     PROPOSAL_CLOSE,
     SettleInput,
     SettleOutput,
 )
+from durable_loop.store.workspace import WorkspaceStore
+from durable_loop.store.workspace_proposals import settle
 
 
 class WorkspaceActivities:

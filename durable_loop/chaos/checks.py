@@ -6,11 +6,11 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 from temporalio.client import Client
 
-from durable_loop.activities.store import TranscriptStore
-from durable_loop.activities.store.workspace import WorkspaceStore
-from durable_loop.activities.store.workspace_proposals import list_proposals
+from durable_loop.core import names
+from durable_loop.store import TranscriptStore
+from durable_loop.store.workspace import WorkspaceStore
+from durable_loop.store.workspace_proposals import list_proposals
 from durable_loop.testing.history import replay_failures, session_histories
-from durable_loop.toolcalling import names
 
 
 class SessionCheck(BaseModel):

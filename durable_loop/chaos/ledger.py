@@ -31,7 +31,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 
-from durable_loop.toolcalling.registry import ToolContext
+from durable_loop.core.registry import ToolContext
 
 SIDE_EFFECTING = ("transfer",)
 """Tools whose invocations count in :meth:`Ledger.counts` (the others have no effect)."""

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from durable_loop.workers.devserver import DevServer, free_port, start_dev_server
+from durable_loop.cli.devserver import DevServer, free_port, start_dev_server
 
 READY_LINE = "worker polling task queue"
 TOOLS = "durable_loop.chaos.tools:registry"
@@ -25,7 +25,7 @@ class ChaosProcessError(RuntimeError):
 
 @dataclass
 class WorkerProcess:
-    """``python -m durable_loop.workers worker`` with the chaos tools, output in a log file."""
+    """``python -m durable_loop worker`` with the chaos tools, output in a log file."""
 
     address: str
     task_queue: str
@@ -41,7 +41,7 @@ class WorkerProcess:
         return [
             sys.executable,
             "-m",
-            "durable_loop.workers",
+            "durable_loop",
             "worker",
             "--address",
             self.address,

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from durable_loop.chaos.report import ScenarioResult
 from durable_loop.chaos.rig import ChaosRig
-from durable_loop.toolcalling.contracts import RunResult
+from durable_loop.core.contracts import RunResult
 
 
 class Tracker:

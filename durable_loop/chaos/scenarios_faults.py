@@ -7,9 +7,9 @@ import asyncio
 
 from durable_loop.chaos.rig import ChaosRig
 from durable_loop.chaos.scenario import Tracker, scenario
+from durable_loop.core.contracts import RunResult
+from durable_loop.core.errors import ErrorCode
 from durable_loop.testing import Reply, reply
-from durable_loop.toolcalling.contracts import RunResult
-from durable_loop.toolcalling.errors import ErrorCode
 
 RETRY_AFTER_S = 1.0
 SLOW_TIMEOUT_S = 1.0

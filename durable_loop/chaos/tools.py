@@ -16,11 +16,11 @@ import time
 
 from pydantic import JsonValue
 
-from durable_loop.activities.store import StoreConfig
-from durable_loop.activities.store.workspace import open_workspace_store
 from durable_loop.chaos.ledger import Ledger
-from durable_loop.toolcalling.registry import ToolContext, ToolRegistry
-from durable_loop.workspace.tools import workspace_tools
+from durable_loop.core.registry import ToolContext, ToolRegistry
+from durable_loop.store import StoreConfig
+from durable_loop.store.workspace import open_workspace_store
+from durable_loop.tools.workspace import workspace_tools
 
 HANG_TIMEOUT_S = 1.0
 
@@ -67,6 +67,6 @@ def registry_for(db_url: str) -> ToolRegistry:
 def registry() -> ToolRegistry:
     """``--tools durable_loop.chaos.tools:registry``: on the worker's store
     (DURABLE_LOOP_DB_URL, as the worker itself reads it)."""
-    from durable_loop.workers.settings import WorkerSettings
+    from durable_loop.worker.settings import WorkerSettings
 
     return registry_for(WorkerSettings.load().db_url)

@@ -3,7 +3,7 @@
 Given a connected :class:`SessionClient` and the worker's store, :func:`run_demo_session`
 sends the demo messages to one session, prints every transcript row as it lands (the model's
 tool calls, tool results, answers), closes the session and checks the answers. Wiring
-(servers, worker, environment) lives in ``durable_loop.workers.demo_cmd``.
+(servers, worker, environment) lives in ``durable_loop.demo.command``.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from durable_loop.activities.store import StoredMessage, TranscriptStore
-from durable_loop.client import SessionClient
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core import names, presets
+from durable_loop.core.config import LlmEndpoint, RuntimeConfig, SessionSettings
+from durable_loop.core.contracts import RunResult
 from durable_loop.demo.tools import Notebook
-from durable_loop.toolcalling import names, presets
-from durable_loop.toolcalling.config import LlmEndpoint, RuntimeConfig, SessionSettings
-from durable_loop.toolcalling.contracts import RunResult
+from durable_loop.store import StoredMessage, TranscriptStore
 
 Emit = Callable[[str], None]
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from durable_loop.toolcalling.registry import ToolContext, ToolFailure, ToolRegistry
+from durable_loop.core.registry import ToolContext, ToolFailure, ToolRegistry
 
 Number = int | float
 MAX_EXPRESSION_CHARS = 200

@@ -14,11 +14,11 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from durable_loop.cli.errors import CliError
+from durable_loop.core import presets
 from durable_loop.evals.scenario import Action, Call, ModelView, Scenario, view_of
 from durable_loop.testing import reply
 from durable_loop.testing.scripted import RecordedRequest, Reply
-from durable_loop.toolcalling import presets
-from durable_loop.workers.errors import CliError
 
 Update = dict[str, JsonValue]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from durable_loop.toolcalling.catalog import CATALOG, CatalogEntry
-from durable_loop.workers.errors import CliError
+from durable_loop.cli.errors import CliError
+from durable_loop.core.catalog import CATALOG, CatalogEntry
 
 
 @dataclass(frozen=True)

@@ -15,16 +15,16 @@ from pathlib import Path
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from durable_loop.activities.store import StoreConfig, open_store
-from durable_loop.activities.store.workspace import WorkspaceStore, open_workspace_store
-from durable_loop.client import SessionClient
+from durable_loop.cli.binaries import temporal_test_server
+from durable_loop.cli.devserver import start_local_environment
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core.registry import ToolRegistry
 from durable_loop.evals.runner import EvalTarget
 from durable_loop.evals.scenarios_recovery import note_tools
-from durable_loop.toolcalling.registry import ToolRegistry
-from durable_loop.workers.binaries import temporal_test_server
-from durable_loop.workers.devserver import start_local_environment
-from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
-from durable_loop.workspace.tools import workspace_tools
+from durable_loop.store import StoreConfig, open_store
+from durable_loop.store.workspace import WorkspaceStore, open_workspace_store
+from durable_loop.tools.workspace import workspace_tools
+from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 
 WORKSPACE_TOOLS = ("state_get", "state_patch", "facts_propose")
 

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
+from durable_loop.core import presets
+from durable_loop.core.catalog import SamplingProfile
+from durable_loop.core.config import LlmEndpoint, RetrySettings, SessionSettings
 from durable_loop.evals.behaviours import Behaviour
 from durable_loop.evals.harness import WORKSPACE_TOOLS
 from durable_loop.evals.runner import Job
 from durable_loop.evals.scenario import Scenario
 from durable_loop.testing.scripted import ScriptedLLM
-from durable_loop.toolcalling import presets
-from durable_loop.toolcalling.catalog import SamplingProfile
-from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings, SessionSettings
 
 Update = dict[str, JsonValue]
 OFFLINE_RETRY = RetrySettings(initial_interval_s=0.1, maximum_interval_s=1.0, maximum_attempts=2)

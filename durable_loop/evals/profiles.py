@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from durable_loop.cli.errors import CliError
+from durable_loop.core.catalog import CATALOG, SamplingProfile
 from durable_loop.evals.filters import Selected
-from durable_loop.toolcalling.catalog import CATALOG, SamplingProfile
-from durable_loop.workers.errors import CliError
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,10 @@ from pydantic import JsonValue
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from durable_loop.cli.errors import CliError
+from durable_loop.cli.local_llm import DEFAULT_ALIAS
+from durable_loop.core.catalog import SamplingProfile
+from durable_loop.core.config import LlmEndpoint, RetrySettings
 from durable_loop.evals.behaviours import BEHAVIOURS, behaviour
 from durable_loop.evals.filters import Selected, select_models
 from durable_loop.evals.harness import eval_target
@@ -28,10 +32,6 @@ from durable_loop.evals.runner import Job, run_jobs
 from durable_loop.evals.schema import RunRecord, Summary
 from durable_loop.evals.selection import select_scenarios
 from durable_loop.testing.scripted import ScriptedLLM
-from durable_loop.toolcalling.catalog import SamplingProfile
-from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings
-from durable_loop.workers.errors import CliError
-from durable_loop.workers.local_llm import DEFAULT_ALIAS
 
 STRATEGIES = ("baseline", "production")
 PROVIDER_URLS = {
@@ -155,12 +155,12 @@ def local_model(opts: EvalOptions, console: Console) -> Iterator[str]:
     if opts.base_url:
         yield opts.base_url
         return
-    from durable_loop.workers.devserver import free_port
-    from durable_loop.workers.local_llm import ensure_model
+    from durable_loop.cli.devserver import free_port
+    from durable_loop.cli.local_llm import ensure_model
 
     ensure_model("1.5b", console=console)
     port = opts.local_port or free_port()
-    command = [sys.executable, "-m", "durable_loop.workers", "local-llm", "--no-fetch"]
+    command = [sys.executable, "-m", "durable_loop", "local-llm", "--no-fetch"]
     child = subprocess.Popen(
         [*command, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )

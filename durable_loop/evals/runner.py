@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError
 
-from durable_loop.activities.store import TranscriptStore
-from durable_loop.activities.store.workspace import WorkspaceStore
-from durable_loop.client import SessionClient
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core import names
+from durable_loop.core.config import SessionSettings
+from durable_loop.core.contracts import RunResult
 from durable_loop.evals.scenario import Scenario, Trace
 from durable_loop.evals.schema import RunRecord
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.config import SessionSettings
-from durable_loop.toolcalling.contracts import RunResult
+from durable_loop.store import TranscriptStore
+from durable_loop.store.workspace import WorkspaceStore
 
 HTTP_STATUS = re.compile(r"HTTP (\d{3})")
 TIMEOUT_CODES = {"TOOL_TIMEOUT", "TIMEOUT"}

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from durable_loop.toolcalling.messages import Message
-from durable_loop.toolcalling.registry import ToolRegistry
+from durable_loop.core.messages import Message
+from durable_loop.core.registry import ToolRegistry
 
 DONE = "Done."
 FINAL_RULE = f'When you are finished, reply with exactly "{DONE}" and nothing else.'

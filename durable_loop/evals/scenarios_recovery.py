@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.registry import ToolFailure, ToolRegistry
 from durable_loop.evals.scenario import (
     FINAL_RULE,
     Action,
@@ -12,8 +14,6 @@ from durable_loop.evals.scenario import (
     draft_has,
     finished,
 )
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.toolcalling.registry import ToolFailure, ToolRegistry
 
 TAG = "urgent"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from durable_loop.cli.errors import CliError
 from durable_loop.evals.scenario import Scenario
 from durable_loop.evals.scenarios_core import CORE
 from durable_loop.evals.scenarios_recovery import RECOVERY
-from durable_loop.workers.errors import CliError
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (*CORE, *RECOVERY)}
 SMOKE = (

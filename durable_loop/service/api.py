@@ -12,6 +12,11 @@ from fastapi import APIRouter, Depends, Header, Path, Request, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 
+from durable_loop.client.trace.fetch import StoreMissing
+from durable_loop.client.trace.models import Trace
+from durable_loop.core import names
+from durable_loop.core.contracts import RunResult, SessionStatus
+from durable_loop.core.proposals import DecisionResult, ProposalList
 from durable_loop.service.app import ServiceDeps
 from durable_loop.service.auth import require_identity
 from durable_loop.service.errors import ApiError, ErrorBody, ErrorDetail, refusal
@@ -25,11 +30,6 @@ from durable_loop.service.models import (
     SessionStarted,
     StartSession,
 )
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.contracts import RunResult, SessionStatus
-from durable_loop.toolcalling.proposals import DecisionResult, ProposalList
-from durable_loop.trace.fetch import StoreMissing
-from durable_loop.trace.models import Trace
 
 IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
 

@@ -10,12 +10,12 @@ from pathlib import Path
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
-from durable_loop.activities.store.stream import StreamStore
-from durable_loop.activities.store.workspace import WorkspaceStore
-from durable_loop.client import SessionClient
+from durable_loop.client.sessions import SessionClient
 from durable_loop.service.auth import TokenBook
 from durable_loop.service.directory import SessionDirectory
 from durable_loop.service.errors import ApiError, ErrorBody, install_handlers
+from durable_loop.store.stream import StreamStore
+from durable_loop.store.workspace import WorkspaceStore
 
 HERE = Path(__file__).parent
 

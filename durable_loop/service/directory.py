@@ -14,12 +14,12 @@ from collections import OrderedDict
 
 from temporalio.service import RPCError, RPCStatusCode
 
-from durable_loop.activities.store.workspace import WorkspaceStore
-from durable_loop.client import SessionClient
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core import names
+from durable_loop.core.proposals import ProposalList
 from durable_loop.service.diff import facts_diff
 from durable_loop.service.models import PendingItem, PendingListing
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.proposals import ProposalList
+from durable_loop.store.workspace import WorkspaceStore
 from durable_loop.workflows.visibility import MEMO_TITLE
 
 

@@ -10,8 +10,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from durable_loop.toolcalling.errors import ConfigError
-from durable_loop.workspace.client import ProposalNotPending
+from durable_loop.client.approvals import ProposalNotPending
+from durable_loop.core.errors import ConfigError
 
 
 class ErrorDetail(BaseModel):

@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from durable_loop.core.config import SessionSettings
+from durable_loop.core.proposals import DecisionResult, PendingProposal, Verdict
 from durable_loop.service.diff import FactsDiff
-from durable_loop.toolcalling.config import SessionSettings
-from durable_loop.toolcalling.proposals import DecisionResult, PendingProposal, Verdict
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 

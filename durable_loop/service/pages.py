@@ -16,11 +16,11 @@ from fastapi.templating import Jinja2Templates
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from durable_loop.client.approvals import ProposalNotPending
+from durable_loop.core.proposals import DecisionResult, Verdict
 from durable_loop.service.app import HERE, ServiceDeps
 from durable_loop.service.auth import COOKIE, page_identity
 from durable_loop.service.errors import ApiError, from_rpc, not_pending, refusal
-from durable_loop.toolcalling.proposals import DecisionResult, Verdict
-from durable_loop.workspace.client import ProposalNotPending
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=HERE / "templates")

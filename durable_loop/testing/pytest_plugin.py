@@ -24,15 +24,15 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Interceptor, Worker
 
-from durable_loop.activities.store import StoreConfig, TranscriptStore, open_store
-from durable_loop.client import SessionClient
+from durable_loop.cli.binaries import temporal_test_server
+from durable_loop.cli.devserver import start_local_environment
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core import names
+from durable_loop.core.registry import ToolRegistry
+from durable_loop.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.testing.history import replay_failures, session_histories
 from durable_loop.testing.scripted import ScriptedLLM
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.registry import ToolRegistry
-from durable_loop.workers.binaries import temporal_test_server
-from durable_loop.workers.devserver import start_local_environment
-from durable_loop.workers.worker import WorkerDeps, WorkerTuning, build_worker, new_http_client
+from durable_loop.worker.builder import WorkerDeps, WorkerTuning, build_worker, new_http_client
 
 
 def test_server_kind() -> str:
@@ -114,7 +114,7 @@ async def loop_worker(
         interceptors: Sequence[Interceptor] = (),
         data_converter: DataConverter | None = None,
     ) -> AsyncIterator[LoopWorker]:
-        """``data_converter``: e.g. ``durable_loop.codec.data_converter(ring)`` to run the
+        """``data_converter``: e.g. ``durable_loop.client.codec.data_converter(ring)`` to run the
         worker and its client with payload encryption (histories replay with it too)."""
         store = open_store(StoreConfig(url=store_url))
         http = new_http_client()
@@ -153,7 +153,7 @@ def encrypted_test_converter() -> DataConverter | None:
     keys = os.environ.get("DURABLE_LOOP_TEST_CODEC_KEYS", "").strip()
     if not keys:
         return None
-    from durable_loop.codec import KeyRing, data_converter
+    from durable_loop.client.codec import KeyRing, data_converter
 
     return data_converter(KeyRing.parse(keys))
 

@@ -16,10 +16,10 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.toolcalling import names
-    from durable_loop.toolcalling.config import LlmEndpoint, RuntimeConfig
-    from durable_loop.toolcalling.contracts import LlmTurnOutput, SummarizeInput, SummarizeOutput
-    from durable_loop.toolcalling.messages import Usage
+    from durable_loop.core import names
+    from durable_loop.core.config import LlmEndpoint, RuntimeConfig
+    from durable_loop.core.contracts import LlmTurnOutput, SummarizeInput, SummarizeOutput
+    from durable_loop.core.messages import Usage
 
 
 class SummaryState(Protocol):

@@ -20,9 +20,9 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.toolcalling.catalog import refuse_unreliable_enforced
-    from durable_loop.toolcalling.config import LlmEndpoint, RuntimeConfig, SessionSettings
-    from durable_loop.toolcalling.contracts import (
+    from durable_loop.core.catalog import refuse_unreliable_enforced
+    from durable_loop.core.config import LlmEndpoint, RuntimeConfig, SessionSettings
+    from durable_loop.core.contracts import (
         FallbackRecord,
         LlmTurnInput,
         LlmTurnOutput,
@@ -30,9 +30,9 @@ with workflow.unsafe.imports_passed_through():
         SwitchModelRequest,
         SwitchModelResult,
     )
-    from durable_loop.toolcalling.errors import CodedError, ConfigError, ErrorCode
-    from durable_loop.toolcalling.messages import Usage
-    from durable_loop.toolcalling.providers import get_adapter
+    from durable_loop.core.errors import CodedError, ConfigError, ErrorCode
+    from durable_loop.core.messages import Usage
+    from durable_loop.core.providers import get_adapter
 
 RunLlm = Callable[[LlmTurnInput], Awaitable[LlmTurnOutput]]
 Describe = Callable[[ActivityError], CodedError]

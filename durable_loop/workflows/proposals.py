@@ -17,9 +17,9 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.toolcalling.config import WorkspaceSettings
-    from durable_loop.toolcalling.errors import CodedError, ErrorCode
-    from durable_loop.toolcalling.proposals import (
+    from durable_loop.core.config import WorkspaceSettings
+    from durable_loop.core.errors import CodedError, ErrorCode
+    from durable_loop.core.proposals import (
         FACTS_COMMIT,
         PROPOSAL_CLOSE,
         QUERY_PROPOSALS,

@@ -25,7 +25,23 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
 
-    from durable_loop.router.contracts import (
+    from durable_loop.core import names
+    from durable_loop.core.canonical_json import (
+        arguments_fingerprint,
+        canonical_dumps,
+        utf8_len,
+    )
+    from durable_loop.core.config import LlmEndpoint, ToolUseMode
+    from durable_loop.core.contracts import (
+        AppendItem,
+        LlmTurnOutput,
+        RunResult,
+        ToolCallSummary,
+    )
+    from durable_loop.core.errors import CodedError, ErrorCode
+    from durable_loop.core.messages import Message, ToolCall
+    from durable_loop.core.outcome import judge_final
+    from durable_loop.core.router.contracts import (
         AnswerMode,
         RepairNote,
         RouterAnswerInput,
@@ -33,31 +49,15 @@ with workflow.unsafe.imports_passed_through():
         RouterStepInput,
         RouterStepOutput,
     )
-    from durable_loop.router.protocol import (
+    from durable_loop.core.router.protocol import (
         ExecutorCall,
         RouterDecision,
         StepFailure,
         parse_executor,
         parse_router,
     )
-    from durable_loop.router.trace import PipelineTrace
-    from durable_loop.toolcalling import names
-    from durable_loop.toolcalling.canonical_json import (
-        arguments_fingerprint,
-        canonical_dumps,
-        utf8_len,
-    )
-    from durable_loop.toolcalling.config import LlmEndpoint, ToolUseMode
-    from durable_loop.toolcalling.contracts import (
-        AppendItem,
-        LlmTurnOutput,
-        RunResult,
-        ToolCallSummary,
-    )
-    from durable_loop.toolcalling.errors import CodedError, ErrorCode
-    from durable_loop.toolcalling.messages import Message, ToolCall
-    from durable_loop.toolcalling.outcome import judge_final
-    from durable_loop.toolcalling.tools import ToolSpec
+    from durable_loop.core.router.trace import PipelineTrace
+    from durable_loop.core.tools import ToolSpec
 
 from durable_loop.workflows.tool_loop import (
     LLM_NON_RETRYABLE,

@@ -15,9 +15,9 @@ from typing import Literal
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.toolcalling import names
-    from durable_loop.toolcalling.config import LoopStrategy
-    from durable_loop.toolcalling.contracts import (
+    from durable_loop.core import names
+    from durable_loop.core.config import LoopStrategy
+    from durable_loop.core.contracts import (
         CarriedState,
         CloseRequest,
         ListToolsInput,
@@ -32,8 +32,8 @@ with workflow.unsafe.imports_passed_through():
         TranscriptTail,
         UserMessage,
     )
-    from durable_loop.toolcalling.messages import Usage
-    from durable_loop.toolcalling.tools import ToolCatalog
+    from durable_loop.core.messages import Usage
+    from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.model_routing import switch_result, switched_settings, validate_switch
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers

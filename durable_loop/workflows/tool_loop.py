@@ -14,9 +14,9 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.toolcalling import names
-    from durable_loop.toolcalling.config import RetrySettings, SessionSettings, ToolUseMode
-    from durable_loop.toolcalling.contracts import (
+    from durable_loop.core import names
+    from durable_loop.core.config import RetrySettings, SessionSettings, ToolUseMode
+    from durable_loop.core.contracts import (
         AppendItem,
         LlmTurnInput,
         LlmTurnOutput,
@@ -29,13 +29,13 @@ with workflow.unsafe.imports_passed_through():
         WriteMessagesInput,
         WriteMessagesOutput,
     )
-    from durable_loop.toolcalling.dedup import dedupe_plan, record_result
-    from durable_loop.toolcalling.envelope import Envelope
-    from durable_loop.toolcalling.errors import CodedError, ErrorCode
-    from durable_loop.toolcalling.guards import CallDecision, call_key, plan_turn
-    from durable_loop.toolcalling.messages import Message, Usage
-    from durable_loop.toolcalling.outcome import failure_text, judge_final, preview
-    from durable_loop.toolcalling.tools import ToolCatalog, visible_tool_names
+    from durable_loop.core.dedup import dedupe_plan, record_result
+    from durable_loop.core.envelope import Envelope
+    from durable_loop.core.errors import CodedError, ErrorCode
+    from durable_loop.core.guards import CallDecision, call_key, plan_turn
+    from durable_loop.core.messages import Message, Usage
+    from durable_loop.core.outcome import failure_text, judge_final, preview
+    from durable_loop.core.tools import ToolCatalog, visible_tool_names
 
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error

@@ -17,10 +17,10 @@ from temporalio.common import RetryPolicy
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.toolcalling import names
-    from durable_loop.toolcalling.config import RuntimeConfig
-    from durable_loop.toolcalling.contracts import ToolRunInput, ToolRunOutput
-    from durable_loop.toolcalling.tools import ToolSpec
+    from durable_loop.core import names
+    from durable_loop.core.config import RuntimeConfig
+    from durable_loop.core.contracts import ToolRunInput, ToolRunOutput
+    from durable_loop.core.tools import ToolSpec
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0
 SCHEDULING_SLACK_S = 10.0

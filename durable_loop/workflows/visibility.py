@@ -4,7 +4,7 @@ The session workflow keeps ``DurableLoopStatus``, ``DurableLoopModel``,
 ``DurableLoopPendingProposals``, ``DurableLoopTurns`` and ``DurableLoopTotalTokens``
 current with typed upserts, one command per change. Upserting an attribute the namespace
 does not know fails the workflow task on every retry, so this is opt-in per session
-(``SessionSettings.search_attributes``): :class:`durable_loop.client.SessionClient` turns
+(``SessionSettings.search_attributes``): :class:`durable_loop.client.sessions.SessionClient` turns
 it on only after it registered or found the attributes. Deterministic workflow code.
 """
 

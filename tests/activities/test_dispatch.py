@@ -8,7 +8,7 @@ import math
 import pytest
 
 from durable_loop.activities.dispatch import dispatch
-from durable_loop.toolcalling.registry import ToolContext, ToolFailure, ToolRegistry
+from durable_loop.core.registry import ToolContext, ToolFailure, ToolRegistry
 
 CTX = ToolContext(
     session_id="s", workflow_id="session-s", call_id="c1", turn=1, attempt=1, idempotency_key="k"

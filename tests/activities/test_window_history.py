@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from durable_loop.activities.llm_request import (
+from durable_loop.core.config import ContextWindow
+from durable_loop.core.context_window import build_context, summary_message
+from durable_loop.core.envelope import Envelope
+from durable_loop.core.messages import Message, ToolCall
+from durable_loop.core.request import (
     SUMMARY_META_KEY,
     TAIL_PAGE,
     transcript_items,
     window_history,
 )
-from durable_loop.activities.store import StoreConfig, open_store
-from durable_loop.toolcalling.config import ContextWindow
-from durable_loop.toolcalling.context_window import build_context, summary_message
-from durable_loop.toolcalling.envelope import Envelope
-from durable_loop.toolcalling.messages import Message, ToolCall
+from durable_loop.store import StoreConfig, open_store
 
 
 def unit(turn: int, size: int) -> list[Message]:

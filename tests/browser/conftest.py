@@ -13,8 +13,8 @@ import pytest
 import pytest_asyncio
 import uvicorn
 
+from durable_loop.cli.devserver import free_port
 from durable_loop.service import ServiceDeps, create_app
-from durable_loop.workers.devserver import free_port
 
 CHROMIUM = Path(os.environ.get("DURABLE_LOOP_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [

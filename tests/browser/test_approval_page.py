@@ -7,7 +7,7 @@ import pytest_asyncio
 
 from durable_loop.service import ServiceDeps
 from durable_loop.service.auth import TokenBook
-from durable_loop.workspace.tools import workspace_tools
+from durable_loop.tools.workspace import workspace_tools
 from tests.browser.conftest import artifact, live_service
 from tests.client.kit import session_with_proposal, workspace_store
 

@@ -10,13 +10,13 @@ import pytest_asyncio
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from durable_loop.activities.store import StoreConfig, open_store
-from durable_loop.client import SessionClient
+from durable_loop.cli.devserver import free_port, start_dev_server
+from durable_loop.client.sessions import SessionClient
+from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import reply
-from durable_loop.workers.devserver import free_port, start_dev_server
-from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
+from durable_loop.tools.workspace import workspace_tools
+from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 from durable_loop.workflows.visibility import PENDING_QUERY
-from durable_loop.workspace.tools import workspace_tools
 from tests.browser.conftest import artifact
 from tests.client.kit import FACTS, RENAME, workspace_store
 from tests.conftest import settings_for, unique

@@ -3,11 +3,11 @@ proposal pending, started through a SessionClient that keeps search attributes c
 
 from __future__ import annotations
 
-from durable_loop.activities.store import StoreConfig
-from durable_loop.activities.store.workspace import WorkspaceStore, open_workspace_store
-from durable_loop.observability.search_attributes import ensure_registered
+from durable_loop.client.search_attributes import ensure_registered
+from durable_loop.core.proposals import PendingProposal
+from durable_loop.store import StoreConfig
+from durable_loop.store.workspace import WorkspaceStore, open_workspace_store
 from durable_loop.testing import reply
-from durable_loop.toolcalling.proposals import PendingProposal
 from tests.conftest import unique
 from tests.workflows.proposal_kit import first_pending, session_settings
 

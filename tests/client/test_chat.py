@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest_asyncio
 
+from durable_loop.core.config import WorkspaceSettings
 from durable_loop.testing import reply
-from durable_loop.toolcalling.config import WorkspaceSettings
-from durable_loop.workspace.tools import workspace_tools
+from durable_loop.tools.workspace import workspace_tools
 from tests.client.kit import FACTS, RENAME, workspace_store
 from tests.conftest import settings_for, unique
 

@@ -7,8 +7,8 @@ import pytest_asyncio
 from temporalio.client import WorkflowUpdateFailedError
 
 from durable_loop.testing import reply
+from durable_loop.tools.workspace import workspace_tools
 from durable_loop.workflows import visibility
-from durable_loop.workspace.tools import workspace_tools
 from tests.client.kit import (
     session_with_proposal,
     with_search_attributes,

@@ -10,7 +10,7 @@ from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
 from durable_loop import update_retry
-from durable_loop.update_retry import until_admitted
+from durable_loop.client.update_retry import until_admitted
 
 
 def timed_out() -> WorkflowUpdateRPCTimeoutOrCancelledError:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from durable_loop.workers.cli import app
-from durable_loop.workers.demo_cmd import LLM_TIMEOUT_S, endpoint_from_env
-from durable_loop.workers.devserver import free_port, port_is_free
-from durable_loop.workers.errors import CliError
+from durable_loop.cli.devserver import free_port, port_is_free
+from durable_loop.cli.errors import CliError
+from durable_loop.console import app
+from durable_loop.demo.command import LLM_TIMEOUT_S, endpoint_from_env
 from tests.conftest import unique
 from tests.demo.small_model import small_model
 

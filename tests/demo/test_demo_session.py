@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import functools
 
+from durable_loop.cli.model_fetch import variant_of
+from durable_loop.core.config import LlmEndpoint, SessionSettings
 from durable_loop.demo.session import STEPS, DemoStep, demo_settings, run_demo_session
 from durable_loop.demo.tools import Notebook, demo_registry
 from durable_loop.testing import reply
-from durable_loop.toolcalling.config import LlmEndpoint, SessionSettings
-from durable_loop.workers.model_fetch import variant_of
 from tests.conftest import settings_for, unique
 from tests.demo.small_model import small_model
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from durable_loop.core.registry import ToolContext, ToolFailure
 from durable_loop.demo.tools import Notebook, calculate, demo_registry
-from durable_loop.toolcalling.registry import ToolContext, ToolFailure
 
 
 def ctx(session_id: str = "s1", key: str = "k1") -> ToolContext:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from durable_loop.activities.store import StoreConfig
-from durable_loop.activities.store.workspace import open_workspace_store
 from durable_loop.evals.behaviours import behaviour
 from durable_loop.evals.harness import eval_registry
 from durable_loop.evals.plan import Update, offline_jobs
 from durable_loop.evals.runner import EvalTarget, run_jobs
 from durable_loop.evals.scenario import Scenario
 from durable_loop.evals.schema import RunRecord
+from durable_loop.store import StoreConfig
+from durable_loop.store.workspace import open_workspace_store
 from durable_loop.testing import ScriptedLLM
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from durable_loop.console import app
 from durable_loop.evals.report import SUMMARIES
 from durable_loop.evals.schema import RunRecord, Summary
-from durable_loop.workers.cli import app
 
 runner = CliRunner()
 

@@ -1,11 +1,11 @@
 import pytest
 
+from durable_loop.cli.errors import CliError
+from durable_loop.core.catalog import CATALOG
 from durable_loop.evals.filters import parse_filter, select_models
 from durable_loop.evals.metrics import percentile
 from durable_loop.evals.profiles import BUILTIN, profiles
 from durable_loop.evals.selection import select_scenarios
-from durable_loop.toolcalling.catalog import CATALOG
-from durable_loop.workers.errors import CliError
 
 
 @pytest.mark.parametrize(

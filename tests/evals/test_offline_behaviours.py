@@ -89,7 +89,7 @@ def test_each_fix_is_named_and_changes_the_runtime(name):
 async def test_ignoring_implicit_arguments_also_fixes_placeholder_ids(
     loop_worker, store_url, scripted_llm
 ):
-    from durable_loop.toolcalling import presets
+    from durable_loop.core import presets
 
     workspace_scenarios = [s for n, s in SCENARIOS.items() if n in TOOL_SCENARIOS]
     workspace_scenarios = [s for s in workspace_scenarios if s.name != "tool_error_recovery"]

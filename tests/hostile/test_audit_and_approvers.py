@@ -15,19 +15,19 @@ from hypothesis import strategies as st
 from temporalio.client import WorkflowUpdateFailedError
 
 import durable_loop
-from durable_loop.activities.store import StoreConfig
-from durable_loop.activities.store.workspace import (
+from durable_loop.client.approvals import ApprovalClient
+from durable_loop.core.config import WorkspaceSettings
+from durable_loop.core.proposals import ProposalDecision, SettleInput
+from durable_loop.core.workspace_patch import WorkspaceError
+from durable_loop.store import StoreConfig
+from durable_loop.store.workspace import (
     ChangeSource,
     WorkspaceStore,
     open_workspace_store,
 )
-from durable_loop.activities.store.workspace_proposals import get_proposal, propose, settle
+from durable_loop.store.workspace_proposals import get_proposal, propose, settle
 from durable_loop.testing import reply
-from durable_loop.toolcalling.config import WorkspaceSettings
-from durable_loop.toolcalling.proposals import ProposalDecision, SettleInput
-from durable_loop.workspace.client import ApprovalClient
-from durable_loop.workspace.patch import WorkspaceError
-from durable_loop.workspace.tools import workspace_tools
+from durable_loop.tools.workspace import workspace_tools
 from tests.conftest import settings_for, unique
 from tests.hostile.budget import fuzz, hit
 

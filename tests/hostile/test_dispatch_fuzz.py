@@ -21,15 +21,15 @@ from durable_loop.activities.dispatch import (
     to_envelope,
     validate_arguments,
 )
-from durable_loop.activities.store import StoredMessage
-from durable_loop.activities.store.transcript import message_json
 from durable_loop.activities.tools import summarize_result
-from durable_loop.toolcalling.canonical_json import arguments_fingerprint
-from durable_loop.toolcalling.contracts import ToolRunInput
-from durable_loop.toolcalling.envelope import Envelope
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.toolcalling.messages import Message
-from durable_loop.toolcalling.registry import ToolContext, ToolRegistry
+from durable_loop.core.canonical_json import arguments_fingerprint
+from durable_loop.core.contracts import ToolRunInput
+from durable_loop.core.envelope import Envelope
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.messages import Message
+from durable_loop.core.registry import ToolContext, ToolRegistry
+from durable_loop.store import StoredMessage
+from durable_loop.store.transcript import message_json
 from tests.hostile.budget import fuzz, hit
 from tests.hostile.strategies import JSON_VALUES, RAW_ARGUMENTS
 

@@ -17,21 +17,21 @@ from hypothesis import strategies as st
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.provider_http import read_reply
-from durable_loop.activities.store.transcript import message_json
-from durable_loop.testing import reply, reply_anthropic, reply_gemini
-from durable_loop.toolcalling.config import LlmEndpoint
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.toolcalling.messages import Message, ToolCall
-from durable_loop.toolcalling.plan import PromptPlan
-from durable_loop.toolcalling.providers import (
+from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.messages import Message, ToolCall
+from durable_loop.core.plan import PromptPlan
+from durable_loop.core.providers import (
     ADAPTERS,
     ProviderErrorReply,
     ProviderFormatError,
 )
-from durable_loop.toolcalling.providers.base import loads_lenient
-from durable_loop.toolcalling.tools import ToolSpec
-from durable_loop.toolcalling.transforms.inbound import InboundContext
-from durable_loop.toolcalling.transforms.names import RESPONSE_TRANSFORMS
+from durable_loop.core.providers.base import loads_lenient
+from durable_loop.core.tools import ToolSpec
+from durable_loop.core.transforms.inbound import InboundContext
+from durable_loop.core.transforms.names import RESPONSE_TRANSFORMS
+from durable_loop.store.transcript import message_json
+from durable_loop.testing import reply, reply_anthropic, reply_gemini
 from tests.hostile.budget import fuzz, hit
 from tests.hostile.strategies import (
     JSON_VALUES,
@@ -189,7 +189,7 @@ def transcripts(draw: st.DrawFn) -> list[Message]:
 
 
 def _envelope(draw: st.DrawFn):
-    from durable_loop.toolcalling.envelope import Envelope
+    from durable_loop.core.envelope import Envelope
 
     if draw(st.booleans()):
         return Envelope.failure(ErrorCode.TOOL_ERROR, draw(NASTY_TEXT))
@@ -197,7 +197,7 @@ def _envelope(draw: st.DrawFn):
 
 
 def _storable(messages: list[Message]) -> list[Message]:
-    from durable_loop.toolcalling.canonical_json import scrub_surrogates
+    from durable_loop.core.canonical_json import scrub_surrogates
 
     return [Message.model_validate(scrub_surrogates(m.model_dump())) for m in messages]
 

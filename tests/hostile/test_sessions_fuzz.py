@@ -27,16 +27,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import JsonValue
 
-from durable_loop.activities.store import StoreConfig
-from durable_loop.activities.store.workspace import open_workspace_store
-from durable_loop.activities.store.workspace_proposals import list_proposals
+from durable_loop.core.config import LlmEndpoint, RetrySettings, RuntimeConfig
+from durable_loop.core.contracts import RunResult
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.registry import ToolFailure, ToolRegistry
+from durable_loop.store import StoreConfig
+from durable_loop.store.workspace import open_workspace_store
+from durable_loop.store.workspace_proposals import list_proposals
 from durable_loop.testing import RecordedRequest, Reply, reply, reply_anthropic, reply_gemini
 from durable_loop.testing.history import EventType, events_of
-from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings, RuntimeConfig
-from durable_loop.toolcalling.contracts import RunResult
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.toolcalling.registry import ToolFailure, ToolRegistry
-from durable_loop.workspace.tools import workspace_tools
+from durable_loop.tools.workspace import workspace_tools
 from tests.conftest import FAST_RETRY, settings_for, unique
 from tests.hostile.budget import hit, scaled
 from tests.hostile.strategies import NASTY_TEXT, RAW_ARGUMENTS

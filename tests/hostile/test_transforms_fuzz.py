@@ -10,19 +10,19 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from durable_loop.testing import reply
-from durable_loop.toolcalling.envelope import Envelope
-from durable_loop.toolcalling.messages import Message, ToolCall
-from durable_loop.toolcalling.tools import ToolSpec
-from durable_loop.toolcalling.transforms import registry as transforms
-from durable_loop.toolcalling.transforms.inbound import InboundContext
-from durable_loop.toolcalling.transforms.names import (
+from durable_loop.core.envelope import Envelope
+from durable_loop.core.messages import Message, ToolCall
+from durable_loop.core.tools import ToolSpec
+from durable_loop.core.transforms import registry as transforms
+from durable_loop.core.transforms.inbound import InboundContext
+from durable_loop.core.transforms.names import (
     MESSAGE_TRANSFORMS,
     RESPONSE_TRANSFORMS,
     TOOL_CALL_TRANSFORMS,
     TOOL_RESULT_TRANSFORMS,
 )
-from durable_loop.toolcalling.transforms.text_calls import parse_json_calls, parse_tagged_calls
+from durable_loop.core.transforms.text_calls import parse_json_calls, parse_tagged_calls
+from durable_loop.testing import reply
 from tests.hostile.budget import fuzz, hit
 from tests.hostile.strategies import (
     DEEP_TEXT,

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from durable_loop.toolcalling.errors import ErrorCode
-from durable_loop.workspace.patch import (
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.workspace_patch import (
     OPS,
     WORKSPACE_TOO_LARGE,
     WorkspaceError,

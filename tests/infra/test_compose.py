@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 import durable_loop
-from durable_loop.workers.cli import app
-from durable_loop.workers.devserver import DYNAMIC_CONFIG
-from durable_loop.workers.settings import WorkerSettings
+from durable_loop.cli.devserver import DYNAMIC_CONFIG
+from durable_loop.console import app
+from durable_loop.worker.settings import WorkerSettings
 
 INFRA = Path(__file__).resolve().parents[2] / "infra"
 PACKAGE = Path(durable_loop.__file__).parent

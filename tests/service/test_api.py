@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from durable_loop.activities.store.stream import StreamStore
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.store.stream import StreamStore
 from durable_loop.testing import reply, reply_stream
-from durable_loop.toolcalling.config import RuntimeConfig
-from durable_loop.workspace.tools import workspace_tools
+from durable_loop.tools.workspace import workspace_tools
 from tests.client.kit import FACTS, session_with_proposal
 from tests.conftest import settings_for, unique
 from tests.service.conftest import ALICE, BOB

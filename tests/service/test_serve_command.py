@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from durable_loop.workers.devserver import free_port
+from durable_loop.cli.devserver import free_port
 
 CLI = str(Path(sys.executable).with_name("durable-loop"))
 

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 from temporalio import workflow
 
+from durable_loop.core import names
+from durable_loop.core.contracts import SessionEnd, SessionInput
 from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of, replay_failures
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.contracts import SessionEnd, SessionInput
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 

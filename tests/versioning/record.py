@@ -14,14 +14,14 @@ import json
 import tempfile
 from pathlib import Path
 
-from durable_loop.activities.store import StoreConfig, open_store
-from durable_loop.client import SessionClient
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core import names
+from durable_loop.core.registry import ToolRegistry
+from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import ScriptedLLM, reply
 from durable_loop.testing.history import session_histories
 from durable_loop.testing.pytest_plugin import start_test_environment
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.registry import ToolRegistry
-from durable_loop.workers.worker import WorkerDeps, build_worker, new_http_client
+from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 from tests.conftest import settings_for
 
 HISTORY = Path(__file__).parent / "histories" / "session_before_change.json"

@@ -15,12 +15,12 @@ from pathlib import Path
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Worker
 
-from durable_loop.activities.store import StoreConfig, open_store
-from durable_loop.client import SessionClient
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core import names
+from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of, replay_failures, session_histories
-from durable_loop.toolcalling import names
-from durable_loop.workers.worker import WorkerDeps, activities_for, new_http_client
+from durable_loop.worker.builder import WorkerDeps, activities_for, new_http_client
 from durable_loop.workflows.session import SessionWorkflow
 from tests.conftest import settings_for, unique
 from tests.versioning.record import HISTORY, calculator

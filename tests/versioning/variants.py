@@ -13,14 +13,14 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.toolcalling import names
-    from durable_loop.toolcalling.contracts import (
+    from durable_loop.core import names
+    from durable_loop.core.contracts import (
         ListToolsInput,
         SessionEnd,
         SessionInput,
         ToolCatalogOutput,
     )
-    from durable_loop.toolcalling.tools import ToolCatalog
+    from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.session import SessionWorkflow
 

@@ -12,8 +12,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
-from durable_loop.toolcalling.config import RuntimeConfig, WorkspaceSettings
-from durable_loop.workspace.client import ApprovalClient
+from durable_loop.client.approvals import ApprovalClient
+from durable_loop.core.config import RuntimeConfig, WorkspaceSettings
 from tests.conftest import settings_for
 
 T = TypeVar("T")

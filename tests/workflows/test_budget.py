@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from durable_loop.core.config import RuntimeConfig
 from durable_loop.testing import reply
-from durable_loop.toolcalling.config import RuntimeConfig
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 from durable_loop.activities.appends import DEDUPLICATED_WARNING
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.dedup import DEDUP_KEPT, record_result
+from durable_loop.core.registry import ToolContext, ToolFailure, ToolRegistry
 from durable_loop.testing import reply
-from durable_loop.toolcalling.config import RuntimeConfig
-from durable_loop.toolcalling.dedup import DEDUP_KEPT, record_result
-from durable_loop.toolcalling.registry import ToolContext, ToolFailure, ToolRegistry
-from durable_loop.workers.worker import WorkerTuning
+from durable_loop.worker.builder import WorkerTuning
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from durable_loop.core import names
+from durable_loop.core.config import LlmEndpoint, RetrySettings
 from durable_loop.testing import reply
 from durable_loop.testing import reply_anthropic as anthropic
 from durable_loop.testing.history import EventType, events_of
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.config import LlmEndpoint, RetrySettings
 from tests.conftest import FAST_RETRY, settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
+from durable_loop.core.config import LlmEndpoint, RuntimeConfig
+from durable_loop.core.errors import ConfigError
 from durable_loop.testing import reply
 from durable_loop.testing import reply_anthropic as anthropic
 from durable_loop.testing.history import EventType, events_of
-from durable_loop.toolcalling.config import LlmEndpoint, RuntimeConfig
-from durable_loop.toolcalling.errors import ConfigError
 from tests.conftest import FAST_RETRY, settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from durable_loop.ensembles import Ensemble, EnsembleDefaults, registry_from
+from durable_loop.core.registry import ToolContext
 from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of
-from durable_loop.toolcalling.registry import ToolContext
+from durable_loop.tools.ensembles import Ensemble, EnsembleDefaults, registry_from
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog
 

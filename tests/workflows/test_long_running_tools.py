@@ -12,12 +12,12 @@ import pytest
 from temporalio import activity
 from temporalio.client import WorkflowFailureError
 
+from durable_loop.client.trace import decode_run
+from durable_loop.core.names import long_running_queue
+from durable_loop.core.registry import ToolContext, ToolRegistry
 from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of
-from durable_loop.toolcalling.names import long_running_queue
-from durable_loop.toolcalling.registry import ToolContext, ToolRegistry
-from durable_loop.trace import decode_run
-from durable_loop.workers.worker import WorkerDeps, build_tool_worker, new_http_client
+from durable_loop.worker.builder import WorkerDeps, build_tool_worker, new_http_client
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog
 

@@ -8,15 +8,15 @@ import pytest
 import pytest_asyncio
 from temporalio.client import WorkflowUpdateFailedError
 
-from durable_loop.activities.store import StoreConfig
-from durable_loop.activities.store.workspace import open_workspace_store
-from durable_loop.activities.store.workspace_proposals import get_proposal
+from durable_loop.client.approvals import ApprovalClient
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.proposals import ProposalDecision
+from durable_loop.store import StoreConfig
+from durable_loop.store.workspace import open_workspace_store
+from durable_loop.store.workspace_proposals import get_proposal
 from durable_loop.testing import reply
 from durable_loop.testing.pytest_plugin import start_test_environment
-from durable_loop.toolcalling.config import RuntimeConfig
-from durable_loop.toolcalling.proposals import ProposalDecision
-from durable_loop.workspace.client import ApprovalClient
-from durable_loop.workspace.tools import workspace_tools
+from durable_loop.tools.workspace import workspace_tools
 from tests.conftest import unique
 from tests.workflows.proposal_kit import (
     activity_names,

@@ -7,15 +7,15 @@ import uuid
 
 import pytest_asyncio
 
-from durable_loop.activities.store import StoreConfig, open_store
-from durable_loop.activities.store.workspace import WorkspaceStore, open_workspace_store
-from durable_loop.client import SessionClient
+from durable_loop.client.approvals import ApprovalClient
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core import names
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.store import StoreConfig, open_store
+from durable_loop.store.workspace import WorkspaceStore, open_workspace_store
 from durable_loop.testing import reply
-from durable_loop.toolcalling import names
-from durable_loop.toolcalling.config import RuntimeConfig
-from durable_loop.workers.worker import WorkerDeps, WorkerTuning, build_worker, new_http_client
-from durable_loop.workspace.client import ApprovalClient
-from durable_loop.workspace.tools import workspace_tools
+from durable_loop.tools.workspace import workspace_tools
+from durable_loop.worker.builder import WorkerDeps, WorkerTuning, build_worker, new_http_client
 from tests.conftest import unique
 from tests.workflows.proposal_kit import (
     activity_names,

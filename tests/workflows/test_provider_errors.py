@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from durable_loop.core import names
 from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of
-from durable_loop.toolcalling import names
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from durable_loop.core.config import LlmEndpoint, SessionSettings
 from durable_loop.testing import Reply
 from durable_loop.testing import reply_anthropic as anthropic
-from durable_loop.toolcalling.config import LlmEndpoint, SessionSettings
 from tests.conftest import FAST_RETRY, settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from durable_loop.activities.store.stream import StreamStore
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.store.stream import StreamStore
 from durable_loop.testing import reply, reply_stream
 from durable_loop.testing.history import EventType, events_of, history_bytes
-from durable_loop.toolcalling.config import RuntimeConfig
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from durable_loop.core import presets
+from durable_loop.core.config import RuntimeConfig
 from durable_loop.testing import reply
-from durable_loop.toolcalling import presets
-from durable_loop.toolcalling.config import RuntimeConfig
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import time
 
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.registry import ToolContext, ToolRegistry
 from durable_loop.testing import reply
-from durable_loop.toolcalling.config import RuntimeConfig
-from durable_loop.toolcalling.registry import ToolContext, ToolRegistry
-from durable_loop.workers.worker import WorkerTuning
+from durable_loop.worker.builder import WorkerTuning
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 

@@ -1,5 +1,5 @@
+from durable_loop.core.registry import ToolRegistry
 from durable_loop.testing import reply
-from durable_loop.toolcalling.registry import ToolRegistry
 from tests.conftest import settings_for, unique
 
 

@@ -3,8 +3,8 @@ with a coded error, when a session reads replies strictly."""
 
 from __future__ import annotations
 
+from durable_loop.core.config import RuntimeConfig
 from durable_loop.testing import Reply, reply
-from durable_loop.toolcalling.config import RuntimeConfig
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 

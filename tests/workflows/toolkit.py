@@ -7,7 +7,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from durable_loop.toolcalling.registry import ToolContext, ToolFailure, ToolRegistry
+from durable_loop.core.registry import ToolContext, ToolFailure, ToolRegistry
 
 
 @dataclass

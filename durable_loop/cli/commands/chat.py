@@ -1,0 +1,309 @@
+"""``durable-loop chat [SESSION]``: an interactive terminal session.
+
+Each message is an Update; while it is in flight the command polls the ``transcript_tail``
+and ``proposals`` Queries, so tool calls show as they happen and a proposal can be
+approved or rejected inline (also when the session waits for the decision). Reads plain
+lines from stdin, so it works under a terminal, tmux, or with input piped in.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQueue
+from durable_loop.cli.commands.send import SETTINGS_PANEL
+
+if TYPE_CHECKING:
+    from durable_loop.client.sessions import SessionClient
+    from durable_loop.core.config import SessionSettings
+    from durable_loop.core.contracts import RunResult, TailEntry
+    from durable_loop.core.proposals import PendingProposal
+
+HELP = "type a message, or /proposals, /approve ID [comment], /reject ID [comment], /status, /quit"
+
+
+def chat(
+    session_id: Annotated[
+        str | None, typer.Argument(help="Session id; default: a new session (needs --model).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model name.", rich_help_panel=SETTINGS_PANEL)
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url", help="OpenAI-compatible base URL.", rich_help_panel=SETTINGS_PANEL
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env",
+            help="Variable holding the provider key in the WORKER's environment.",
+            rich_help_panel=SETTINGS_PANEL,
+        ),
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", help="Provider adapter.", rich_help_panel=SETTINGS_PANEL),
+    ] = None,
+    system: Annotated[
+        str | None,
+        typer.Option("--system", help="System prompt.", rich_help_panel=SETTINGS_PANEL),
+    ] = None,
+    settings_file: Annotated[
+        Path | None,
+        typer.Option("--settings", help="SessionSettings file.", rich_help_panel=SETTINGS_PANEL),
+    ] = None,
+    approver: Annotated[
+        str | None,
+        typer.Option("--as", help="Who approves inline (recorded). Default: your user name."),
+    ] = None,
+    poll: Annotated[
+        float, typer.Option("--poll", help="Seconds between progress polls.", min=0.05)
+    ] = 0.3,
+    address: Address = None,
+    namespace: Namespace = None,
+    api_key: ApiKey = None,
+    task_queue: TaskQueue = None,
+) -> None:
+    """Chat with a session: tool calls show as they happen; approve proposals inline."""
+    import asyncio
+    import getpass
+    import uuid
+
+    from durable_loop.cli.commands.send import load_session_settings
+    from durable_loop.cli.errors import CliError
+
+    starting = model is not None or settings_file is not None
+    settings = (
+        load_session_settings(
+            settings_file,
+            model=model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            provider=provider,
+            system=system,
+        )
+        if starting
+        else None
+    )
+    if session_id is None and settings is None:
+        raise CliError("NO_SESSION", "name a SESSION to resume, or pass --model to start one")
+    chat_loop = ChatLoop(
+        session_id or f"chat-{uuid.uuid4().hex[:8]}",
+        settings,
+        approver=approver or getpass.getuser(),
+        poll_s=poll,
+    )
+    asyncio.run(
+        chat_loop.run({"address": address, "namespace": namespace, "api_key": api_key}, task_queue)
+    )
+
+
+class ChatLoop:
+    def __init__(
+        self, session_id: str, settings: SessionSettings | None, *, approver: str, poll_s: float
+    ) -> None:
+        self.session_id = session_id
+        self.settings = settings
+        self.approver = approver
+        self.poll_s = poll_s
+        self.shown_seq = -1
+        self.prompted: set[str] = set()
+
+    async def run(self, temporal: dict[str, object], task_queue: str | None) -> None:
+        from durable_loop.client.connect import connect
+        from durable_loop.client.sessions import SessionClient
+        from durable_loop.worker.settings import WorkerSettings
+
+        worker_settings = WorkerSettings.load(temporal=temporal, task_queue=task_queue)
+        client = await connect(worker_settings.temporal)
+        sessions = SessionClient(client, task_queue=worker_settings.task_queue)
+        if self.settings is not None:
+            await sessions.start(self.session_id, self.settings)
+        status = await self._known(sessions)
+        self.shown_seq = status.next_seq - 1
+        say(f"session {self.session_id} · model {status.model} · approver {self.approver}")
+        say(HELP)
+        while True:
+            line = await read_line("you> ")
+            if line is None or line.strip() in {"/quit", "/exit"}:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/"):
+                await self._command(sessions, text)
+            else:
+                await self._turn(sessions, text)
+        say("bye")
+
+    async def _known(self, sessions: SessionClient):  # type: ignore[no-untyped-def]
+        from temporalio.service import RPCError, RPCStatusCode
+
+        from durable_loop.cli.errors import CliError
+
+        try:
+            return await sessions.status(self.session_id)
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                raise CliError(
+                    "SESSION_NOT_FOUND",
+                    f"no session {self.session_id!r}: pass --model to start it",
+                ) from None
+            raise
+
+    # ------------------------------------------------------------------ a turn
+
+    async def _turn(self, sessions: SessionClient, text: str) -> None:
+        import asyncio
+
+        from temporalio.client import WorkflowUpdateFailedError
+
+        task = asyncio.ensure_future(sessions.send(self.session_id, text))
+        while not task.done():
+            await asyncio.wait({task}, timeout=self.poll_s)
+            await self._progress(sessions)
+            await self._offer_decisions(sessions)
+        try:
+            result = task.result()
+        except WorkflowUpdateFailedError as err:
+            say(f"refused: {getattr(err.cause, 'message', err)}")
+            return
+        await self._progress(sessions)
+        self._reply(result)
+        await self._offer_decisions(sessions)
+
+    async def _progress(self, sessions: SessionClient) -> None:
+        tail = await sessions.tail(self.session_id, limit=50)
+        for entry in tail.entries:
+            if entry.seq > self.shown_seq:
+                self.shown_seq = entry.seq
+                line = progress_line(entry)
+                if line:
+                    say(line)
+
+    def _reply(self, result: RunResult) -> None:
+        from durable_loop.cli.commands.send import summary_lines
+
+        if result.reply:
+            say(f"assistant> {result.reply}")
+        for line in summary_lines(result):
+            say(f"  {line.strip()}")
+
+    # ------------------------------------------------------------------ proposals
+
+    async def _offer_decisions(self, sessions: SessionClient) -> None:
+        for proposal in await sessions.pending_proposals(self.session_id):
+            if proposal.proposal_id in self.prompted:
+                continue
+            self.prompted.add(proposal.proposal_id)
+            show_proposal(proposal)
+            answer = (await read_line("approve? [a]pprove / [r]eject / [s]kip: ") or "s").strip()
+            verdict = {"a": "confirm", "approve": "confirm", "r": "reject", "reject": "reject"}
+            chosen = verdict.get(answer.lower())
+            if chosen is None:
+                say(f"  skipped; later: /approve {proposal.proposal_id} or /reject ...")
+                continue
+            comment = (await read_line("comment (optional): ") or "").strip() or None
+            await self._decide(sessions, proposal.proposal_id, chosen, comment, proposal)
+
+    async def _decide(
+        self,
+        sessions: SessionClient,
+        proposal_id: str,
+        verdict: str,
+        comment: str | None,
+        proposal: PendingProposal | None = None,
+    ) -> None:
+        from temporalio.client import WorkflowUpdateFailedError
+
+        from durable_loop.client.approvals import ProposalNotPending
+
+        fingerprint = proposal.fingerprint if proposal else None
+        decide = sessions.confirm if verdict == "confirm" else sessions.reject
+        try:
+            result = await decide(
+                self.session_id,
+                proposal_id,
+                self.approver,
+                comment=comment,
+                fingerprint=fingerprint,
+            )
+        except WorkflowUpdateFailedError as err:
+            say(f"  refused: {getattr(err.cause, 'message', err)}")
+            return
+        except ProposalNotPending as err:
+            say(f"  refused: {err.code}: {err}")
+            return
+        version = f" (facts version {result.facts_version})" if result.facts_version else ""
+        say(f"  {result.proposal_id} {result.status}{version} by {result.decided_by}")
+
+    async def _command(self, sessions: SessionClient, text: str) -> None:
+        name, _, rest = text.partition(" ")
+        if name == "/proposals":
+            listing = await sessions.proposals(self.session_id)
+            if not listing.pending:
+                say("no pending proposals")
+            for proposal in listing.pending:
+                show_proposal(proposal)
+            for done in listing.decided:
+                say(f"  {done.proposal_id} {done.status} by {done.decided_by}")
+        elif name in {"/approve", "/reject"}:
+            proposal_id, _, comment = rest.strip().partition(" ")
+            if not proposal_id:
+                say(f"usage: {name} PROPOSAL_ID [comment]")
+                return
+            verdict = "confirm" if name == "/approve" else "reject"
+            await self._decide(sessions, proposal_id, verdict, comment.strip() or None)
+        elif name == "/status":
+            status = await sessions.status(self.session_id)
+            say(
+                f"{status.state} · model {status.model} · {status.messages_done} message(s) · "
+                f"{status.turns_total} turn(s) · {status.usage.total_tokens} tokens"
+            )
+        else:
+            say(HELP)
+
+
+def progress_line(entry: TailEntry) -> str | None:
+    if entry.role == "assistant" and entry.tool_names:
+        return f"  · calls {', '.join(entry.tool_names)}"
+    if entry.role == "tool":
+        name = entry.tool_names[0] if entry.tool_names else "tool"
+        return f"  · {name} -> {entry.preview}"
+    return None
+
+
+def show_proposal(proposal: PendingProposal) -> None:
+    say(f"proposal {proposal.proposal_id}: {proposal.summary or ', '.join(proposal.paths)}")
+    for op in proposal.changes:
+        value = f" = {json.dumps(op['value'], ensure_ascii=False)}" if "value" in op else ""
+        source = f" from {op['from']}" if "from" in op else ""
+        say(f"  {op['op']} {op['path']}{source}{value}")
+    say(f"  expires {proposal.expires_at.isoformat(timespec='minutes')}")
+
+
+def say(text: str) -> None:
+    typer.echo(text)
+
+
+async def read_line(prompt: str) -> str | None:
+    """One line from stdin without blocking the event loop; None at end of input."""
+    import asyncio
+    import sys
+
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = await asyncio.to_thread(sys.stdin.readline)
+    if not line:
+        sys.stdout.write("\n")
+        return None
+    if not sys.stdin.isatty():
+        sys.stdout.write(line if line.endswith("\n") else line + "\n")  # echo piped input
+    return line.rstrip("\n")

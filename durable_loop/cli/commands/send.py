@@ -1,0 +1,233 @@
+"""``durable-loop send``: send one message to a session (starting it if asked) and print
+the reply and the run summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQueue
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from durable_loop.core.config import SessionSettings
+    from durable_loop.core.contracts import RunResult
+
+SETTINGS_PANEL = "Session settings (used when the session is started)"
+CONFIG_CODES = {"CONFIG_ERROR", "PROVIDER_AUTH"}
+
+
+def load_session_settings(
+    path: Path | None,
+    *,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    provider: str | None,
+    system: str | None,
+) -> SessionSettings:
+    """Settings from a JSON or TOML file, with flags overriding the ``llm`` fields."""
+    import json
+    import tomllib
+
+    from durable_loop.core.config import SessionSettings
+    from durable_loop.core.errors import ConfigError
+    from durable_loop.core.providers import get_adapter
+
+    data: dict[str, object] = {}
+    if path is not None:
+        text = path.read_text()
+        try:
+            data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as err:
+            kind = "TOML" if path.suffix == ".toml" else "JSON"
+            raise ConfigError(f"{path}: malformed {kind}: {err}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected an object with an 'llm' table")
+    llm = dict(data.get("llm") or {})  # type: ignore[call-overload]
+    flags = {
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "provider": provider,
+    }
+    llm.update({k: v for k, v in flags.items() if v is not None})
+    if "model" not in llm:
+        raise ConfigError("no model given: pass --model NAME or a --settings file with llm.model")
+    data["llm"] = llm
+    if system is not None:
+        data["system_prompt"] = system
+    settings = SessionSettings.model_validate(data)
+    get_adapter(settings.llm.provider)
+    return settings
+
+
+def summary_lines(result: RunResult) -> list[str]:
+    usage = result.usage
+    lines = [
+        f"status {result.status} · {result.turns} turn(s) · "
+        f"tokens {usage.input_tokens} in / {usage.output_tokens} out · "
+        f"message {result.message_id}"
+    ]
+    for call in result.tool_calls:
+        verdict = "ok" if call.ok else ",".join(call.error_codes) or "failed"
+        how = " (reused)" if call.reused else "" if call.executed else " (not run)"
+        lines.append(f"  turn {call.turn}: {call.name} [{call.call_id}] {verdict}{how}")
+    if result.error is not None:
+        lines.append(f"  error {result.error.code}: {result.error.message}")
+    return lines
+
+
+def send(
+    session_id: Annotated[str, typer.Argument(help="Session id (workflow id session-<ID>).")],
+    text: Annotated[str, typer.Argument(help="The user message.")],
+    start: Annotated[
+        bool,
+        typer.Option("--start", help="Start the session if it does not exist (needs a model)."),
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model name.", rich_help_panel=SETTINGS_PANEL)
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="OpenAI-compatible base URL (without /v1).",
+            rich_help_panel=SETTINGS_PANEL,
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env",
+            help="Name of the variable holding the provider API key in the WORKER's "
+            "environment (the key itself never enters history).",
+            rich_help_panel=SETTINGS_PANEL,
+        ),
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", help="Provider adapter.", rich_help_panel=SETTINGS_PANEL),
+    ] = None,
+    system: Annotated[
+        str | None,
+        typer.Option("--system", help="System prompt.", rich_help_panel=SETTINGS_PANEL),
+    ] = None,
+    settings_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--settings",
+            help="SessionSettings as a JSON or TOML file; flags override its llm fields.",
+            rich_help_panel=SETTINGS_PANEL,
+        ),
+    ] = None,
+    message_id: Annotated[
+        str | None, typer.Option("--message-id", help="Idempotency key for this message.")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds to wait for the reply.")
+    ] = 300,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the RunResult as JSON.")] = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    api_key: ApiKey = None,
+    task_queue: TaskQueue = None,
+) -> None:
+    """Send TEXT to session SESSION_ID and print the reply and a run summary."""
+    import asyncio
+
+    from durable_loop.cli.errors import CliError
+
+    starting = start or model is not None or settings_file is not None
+    settings = (
+        load_session_settings(
+            settings_file,
+            model=model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            provider=provider,
+            system=system,
+        )
+        if starting
+        else None
+    )
+    result = asyncio.run(
+        _send(
+            session_id,
+            text,
+            settings,
+            message_id=message_id,
+            timeout=timeout,
+            temporal={"address": address, "namespace": namespace, "api_key": api_key},
+            task_queue=task_queue,
+        )
+    )
+    if result.error is not None and result.error.code in CONFIG_CODES:
+        raise CliError(result.error.code, result.error.message)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        if result.reply is not None:
+            typer.echo(result.reply)
+        for line in summary_lines(result):
+            typer.echo(line, err=True)
+    if result.status != "completed":
+        raise typer.Exit(1)
+
+
+async def _send(
+    session_id: str,
+    text: str,
+    settings: SessionSettings | None,
+    *,
+    message_id: str | None,
+    timeout: float,
+    temporal: dict[str, object],
+    task_queue: str | None,
+) -> RunResult:
+    import asyncio
+
+    from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from durable_loop.cli.errors import CliError
+    from durable_loop.client.connect import connect
+    from durable_loop.client.sessions import SessionClient
+    from durable_loop.worker.settings import WorkerSettings
+
+    asyncio.get_running_loop().set_exception_handler(_quiet_cancellations)
+    worker_settings = WorkerSettings.load(temporal=temporal, task_queue=task_queue)
+    client = await connect(worker_settings.temporal)
+    sessions = SessionClient(client, task_queue=worker_settings.task_queue)
+    try:
+        if settings is None:
+            call = sessions.send(session_id, text, message_id=message_id)
+        else:
+            call = sessions.start_and_send(session_id, settings, text, message_id=message_id)
+        async with asyncio.timeout(timeout):
+            return await call
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+        raise CliError(
+            "NO_REPLY",
+            f"no reply within {timeout:g}s: is a worker polling task queue "
+            f"{worker_settings.task_queue!r}? start one with `durable-loop worker`",
+        ) from None
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND and "workflow" in err.message.lower():
+            raise CliError(
+                "SESSION_NOT_FOUND",
+                f"no running session {session_id!r}: pass --start with --model to start it",
+            ) from None
+        raise
+
+
+def _quiet_cancellations(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+    """After a timeout the SDK leaves a cancelled RPC future behind; do not print it."""
+    import asyncio
+
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        return
+    loop.default_exception_handler(context)

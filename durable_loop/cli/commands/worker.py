@@ -1,0 +1,123 @@
+"""``durable-loop worker``: run the session workflow and its activities against any
+Temporal service (flags, then TEMPORAL_* / DURABLE_LOOP_* variables, then defaults)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from durable_loop.cli.commands.options import (
+    TEMPORAL_PANEL,
+    Address,
+    ApiKey,
+    DbUrl,
+    Namespace,
+    TaskQueue,
+)
+
+TUNING_PANEL = "Worker tuning (default: SDK defaults)"
+
+
+def _tls_path(flag: str, env: str) -> object:
+    return typer.Option(
+        flag, help=f"Env: {env}.", rich_help_panel=TEMPORAL_PANEL, show_default=False
+    )
+
+
+def _tuning(flag: str, help_text: str) -> object:
+    return typer.Option(flag, help=help_text, rich_help_panel=TUNING_PANEL, show_default=False)
+
+
+def worker(
+    address: Address = None,
+    namespace: Namespace = None,
+    api_key: ApiKey = None,
+    tls: Annotated[
+        bool | None,
+        typer.Option(
+            "--tls/--no-tls",
+            help="Force TLS on or off. Env: TEMPORAL_TLS.",
+            rich_help_panel=TEMPORAL_PANEL,
+            show_default=False,
+        ),
+    ] = None,
+    tls_cert: Annotated[
+        Path | None, _tls_path("--tls-cert", "TEMPORAL_TLS_CLIENT_CERT_PATH")
+    ] = None,
+    tls_key: Annotated[Path | None, _tls_path("--tls-key", "TEMPORAL_TLS_CLIENT_KEY_PATH")] = None,
+    tls_ca: Annotated[
+        Path | None, _tls_path("--tls-ca", "TEMPORAL_TLS_SERVER_CA_CERT_PATH")
+    ] = None,
+    tls_server_name: Annotated[
+        str | None, _tls_path("--tls-server-name", "TEMPORAL_TLS_SERVER_NAME")
+    ] = None,
+    task_queue: TaskQueue = None,
+    db_url: DbUrl = None,
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            "--tools",
+            help="package.module:attribute of a ToolRegistry (or a zero-arg function "
+            "returning one). Env: DURABLE_LOOP_TOOLS. Default: no tools.",
+            show_default=False,
+        ),
+    ] = None,
+    max_concurrent_activities: Annotated[
+        int | None, _tuning("--max-concurrent-activities", "Activity slots.")
+    ] = None,
+    max_concurrent_workflow_tasks: Annotated[
+        int | None, _tuning("--max-concurrent-workflow-tasks", "Workflow task slots.")
+    ] = None,
+    max_concurrent_local_activities: Annotated[
+        int | None, _tuning("--max-concurrent-local-activities", "Local activity slots.")
+    ] = None,
+    max_cached_workflows: Annotated[
+        int | None, _tuning("--max-cached-workflows", "Sticky workflow cache size.")
+    ] = None,
+    workflow_task_pollers: Annotated[
+        int | None, _tuning("--workflow-task-pollers", "Concurrent workflow task polls.")
+    ] = None,
+    activity_task_pollers: Annotated[
+        int | None, _tuning("--activity-task-pollers", "Concurrent activity task polls.")
+    ] = None,
+    sandbox_passthrough: Annotated[
+        bool | None,
+        _tuning(
+            "--sandbox-passthrough/--no-sandbox-passthrough",
+            "Import durable_loop once for all workflow sandboxes (cheaper session starts).",
+        ),
+    ] = None,
+) -> None:
+    """Run a worker for the session workflow until Ctrl-C or SIGTERM."""
+    import asyncio
+
+    from durable_loop.worker.run import run_worker
+    from durable_loop.worker.settings import WorkerSettings
+
+    settings = WorkerSettings.load(
+        temporal={
+            "address": address,
+            "namespace": namespace,
+            "api_key": api_key,
+            "tls": tls,
+            "tls_client_cert_path": tls_cert,
+            "tls_client_key_path": tls_key,
+            "tls_server_ca_cert_path": tls_ca,
+            "tls_server_name": tls_server_name,
+        },
+        tuning={
+            "max_concurrent_activities": max_concurrent_activities,
+            "max_concurrent_workflow_tasks": max_concurrent_workflow_tasks,
+            "max_concurrent_local_activities": max_concurrent_local_activities,
+            "max_cached_workflows": max_cached_workflows,
+            "workflow_task_pollers": workflow_task_pollers,
+            "activity_task_pollers": activity_task_pollers,
+            "sandbox_passthrough": sandbox_passthrough,
+        },
+        task_queue=task_queue,
+        db_url=db_url,
+        tools=tools,
+    )
+    asyncio.run(run_worker(settings, announce=lambda line: typer.echo(line)))

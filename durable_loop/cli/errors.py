@@ -1,0 +1,87 @@
+"""Known failures of the command line, each turned into one line with a code and a hint.
+
+Commands raise :class:`CliError` for their own checks; :func:`explain` maps exceptions
+from the libraries underneath. Anything it does not know keeps its traceback, on purpose.
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+import pydantic
+
+from durable_loop.cli.binaries import MissingBinary
+from durable_loop.core.errors import ConfigError
+
+EXIT_BAD_INPUT = 2
+SERVER_HINT = "start one with `durable-loop server` or set TEMPORAL_ADDRESS"
+
+
+class CliError(Exception):
+    """A failure a user can fix; ``code`` is stable, ``message`` says what to do."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _text(message: str) -> str:
+    return one_line(message).rstrip(".")
+
+
+def validation_message(err: pydantic.ValidationError) -> str:
+    first = err.errors()[0]
+    path = ".".join(str(part) for part in first["loc"]) or err.title
+    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    return f"{path}: {first['msg']}{more}"
+
+
+def namespace_missing(message: str) -> bool:
+    """The frontend's wording: ``Namespace NAME is not found.``"""
+    lowered = message.lower()
+    return lowered.startswith("namespace ") and "not found" in lowered
+
+
+def _rpc_message(err: Exception) -> str | None:
+    from temporalio.service import RPCError, RPCStatusCode
+
+    if not isinstance(err, RPCError):
+        return None
+    if err.status == RPCStatusCode.UNAVAILABLE:
+        return f"TEMPORAL_UNREACHABLE: {_text(err.message)}: {SERVER_HINT}"
+    if err.status == RPCStatusCode.NOT_FOUND and namespace_missing(err.message):
+        return f"NAMESPACE_NOT_FOUND: {_text(err.message)}: create it or set TEMPORAL_NAMESPACE"
+    if err.status == RPCStatusCode.UNAUTHENTICATED:
+        return f"TEMPORAL_AUTH: {_text(err.message)}: check TEMPORAL_API_KEY / TLS settings"
+    return f"TEMPORAL_ERROR: {err.status.name}: {one_line(err.message)}"
+
+
+def explain(err: BaseException) -> str | None:
+    """One line for a known failure, or ``None`` to let the traceback through."""
+    from durable_loop.cli.devserver import DevServerError
+    from durable_loop.client.connect import TemporalUnreachable
+
+    if isinstance(err, CliError):
+        return f"{err.code}: {one_line(err.message)}"
+    if isinstance(err, TemporalUnreachable):
+        return f"TEMPORAL_UNREACHABLE: cannot reach Temporal at {err.address}: {SERVER_HINT}"
+    if isinstance(err, ConfigError):
+        return f"{err.code}: {one_line(str(err))}"
+    if isinstance(err, pydantic.ValidationError):
+        return f"INVALID_SETTING: {one_line(validation_message(err))}"
+    if isinstance(err, tomllib.TOMLDecodeError):
+        return f"CONFIG_ERROR: malformed TOML: {one_line(str(err))}"
+    if isinstance(err, MissingBinary):
+        return f"MISSING_BINARY: {one_line(str(err))}"
+    if isinstance(err, DevServerError):
+        return f"DEV_SERVER_ERROR: {one_line(str(err))}"
+    if isinstance(err, FileNotFoundError):
+        return f"FILE_NOT_FOUND: no such file: {err.filename or one_line(str(err))}"
+    if isinstance(err, PermissionError):
+        return f"PERMISSION_DENIED: {err.filename or one_line(str(err))}"
+    return _rpc_message(err) if isinstance(err, Exception) else None

@@ -1,0 +1,74 @@
+"""Deciding proposals from outside the workflow: list, confirm or reject (Query/Update/Signal)."""
+
+from __future__ import annotations
+
+from temporalio.client import Client, WorkflowHandle
+
+from durable_loop.core import names
+from durable_loop.core.proposals import (
+    QUERY_PROPOSALS,
+    SIGNAL_DECIDE,
+    UPDATE_DECIDE,
+    DecisionResult,
+    PendingProposal,
+    ProposalDecision,
+    ProposalList,
+    Verdict,
+)
+
+
+class ProposalNotPending(LookupError):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ApprovalClient:
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def handle(self, session_id: str) -> WorkflowHandle:
+        return self.client.get_workflow_handle(names.session_workflow_id(session_id))
+
+    async def proposals(self, session_id: str) -> ProposalList:
+        return await self.handle(session_id).query(QUERY_PROPOSALS, result_type=ProposalList)
+
+    async def pending(self, session_id: str, proposal_id: str) -> PendingProposal:
+        listing = await self.proposals(session_id)
+        for proposal in listing.pending:
+            if proposal.proposal_id == proposal_id:
+                return proposal
+        decided = {d.proposal_id: d.status for d in listing.decided}
+        if proposal_id in decided:
+            raise ProposalNotPending(
+                "ALREADY_DECIDED", f"proposal {proposal_id} is already {decided[proposal_id]}"
+            )
+        raise ProposalNotPending("UNKNOWN_PROPOSAL", f"no pending proposal {proposal_id!r}")
+
+    async def decide(self, session_id: str, decision: ProposalDecision) -> DecisionResult:
+        """Update: refused by the workflow's validator unless the decision is valid."""
+        return await self.handle(session_id).execute_update(
+            UPDATE_DECIDE, decision, result_type=DecisionResult
+        )
+
+    async def signal(self, session_id: str, decision: ProposalDecision) -> None:
+        """Signal: fire and forget; an invalid decision is ignored by the workflow."""
+        await self.handle(session_id).signal(SIGNAL_DECIDE, decision)
+
+    async def decision_for(
+        self,
+        session_id: str,
+        proposal_id: str,
+        verdict: Verdict,
+        approver: str,
+        comment: str | None = None,
+    ) -> ProposalDecision:
+        """A decision bound to the fingerprint of the content pending right now."""
+        proposal = await self.pending(session_id, proposal_id)
+        return ProposalDecision(
+            proposal_id=proposal_id,
+            verdict=verdict,
+            approver=approver,
+            fingerprint=proposal.fingerprint,
+            comment=comment,
+        )

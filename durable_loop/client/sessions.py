@@ -1,0 +1,374 @@
+"""A typed client for services: start sessions, send messages, read status."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError
+
+from durable_loop.client.approvals import ApprovalClient
+from durable_loop.client.search_attributes import registered
+from durable_loop.client.streaming import StreamEvent, send_streaming
+from durable_loop.client.trace.fetch import load_trace
+from durable_loop.client.trace.models import Trace
+from durable_loop.client.update_retry import new_message_id, until_admitted
+from durable_loop.core import names
+from durable_loop.core.catalog import refuse_unreliable_enforced
+from durable_loop.core.config import LlmEndpoint, SessionSettings
+from durable_loop.core.constants import TASK_QUEUE
+from durable_loop.core.contracts import (
+    CloseRequest,
+    RunResult,
+    SessionEnd,
+    SessionInput,
+    SessionStatus,
+    SwitchModelRequest,
+    SwitchModelResult,
+    TailEntry,
+    TailRequest,
+    TranscriptTail,
+    UserMessage,
+)
+from durable_loop.core.proposals import (
+    DecisionResult,
+    PendingProposal,
+    ProposalDecision,
+    ProposalList,
+    Verdict,
+)
+from durable_loop.store.stream import StreamStore
+from durable_loop.workflows.visibility import MEMO_SESSION, MEMO_TITLE, PENDING_QUERY
+
+
+class Progress(BaseModel):
+    """One event while a message runs: a new transcript entry (tool calls and results as
+    they happen), a new pending proposal, or the final result (always last)."""
+
+    kind: Literal["entry", "proposal", "text", "result"]
+    entry: TailEntry | None = None
+    proposal: PendingProposal | None = None
+    text: StreamEvent | None = Field(
+        default=None, description="Assistant text as it is generated (stream_replies)"
+    )
+    result: RunResult | None = None
+
+
+class SessionClient:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        task_queue: str = TASK_QUEUE,
+        search_attributes: bool | None = None,
+    ) -> None:
+        self.client = client
+        self.task_queue = task_queue
+        self.search_attributes = search_attributes
+        """Start sessions that keep the DurableLoop* search attributes current; ``None``
+        (auto): on if the namespace has them registered (checked once)."""
+        self.approvals = ApprovalClient(client)
+        self.started_workflow_ids: set[str] = set()
+        """Workflow ids this client started or joined (tests replay their histories)."""
+
+    def handle(self, session_id: str) -> WorkflowHandle:
+        return self.client.get_workflow_handle(names.session_workflow_id(session_id))
+
+    async def start(self, session_id: str, settings: SessionSettings) -> WorkflowHandle:
+        """Start the session, or return the running one with the same id.
+
+        Raises ConfigError for tool_use_mode=enforced on a model marked unreliable."""
+        inp, memo = await self._session_input(session_id, settings)
+        return await self.client.start_workflow(
+            names.SESSION_WORKFLOW,
+            inp,
+            id=names.session_workflow_id(session_id),
+            task_queue=self.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            result_type=SessionEnd,
+            memo=memo,
+        )
+
+    async def start_and_post(
+        self,
+        session_id: str,
+        settings: SessionSettings,
+        text: str,
+        *,
+        message_id: str | None = None,
+    ) -> WorkflowHandle:
+        """Signal-with-start: create the session if needed and queue a message without
+        waiting for the reply (read it later with :meth:`status` or :meth:`trace`)."""
+        inp, memo = await self._session_input(session_id, settings)
+        return await self.client.start_workflow(
+            names.SESSION_WORKFLOW,
+            inp,
+            id=names.session_workflow_id(session_id),
+            task_queue=self.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            result_type=SessionEnd,
+            memo=memo,
+            start_signal=names.SIGNAL_POST_MESSAGE,
+            start_signal_args=[UserMessage(text=text, message_id=message_id)],
+        )
+
+    async def _session_input(
+        self, session_id: str, settings: SessionSettings
+    ) -> tuple[SessionInput, dict[str, str]]:
+        refuse_unreliable_enforced(settings)
+        if self.search_attributes is None:
+            self.search_attributes = await _registered(self.client)
+        if self.search_attributes and not settings.search_attributes:
+            settings = settings.model_copy(update={"search_attributes": True})
+        memo = {MEMO_SESSION: session_id}
+        if settings.title:
+            memo[MEMO_TITLE] = settings.title
+        self.started_workflow_ids.add(names.session_workflow_id(session_id))
+        return SessionInput(session_id=session_id, settings=settings), memo
+
+    async def send(self, session_id: str, text: str, *, message_id: str | None = None) -> RunResult:
+        """Send a message to a running session and wait for the reply (repeated with the
+        same message id while an overloaded server times out admitting it)."""
+        message_id = message_id or new_message_id()
+        return await until_admitted(
+            lambda: self.handle(session_id).execute_update(
+                names.UPDATE_SEND_MESSAGE,
+                UserMessage(text=text, message_id=message_id),
+                id=message_id,
+                result_type=RunResult,
+            )
+        )
+
+    async def start_and_send(
+        self,
+        session_id: str,
+        settings: SessionSettings,
+        text: str,
+        *,
+        message_id: str | None = None,
+    ) -> RunResult:
+        """Update-with-start: one call that creates the session if needed and sends
+        (repeated with the same message id while the server times out admitting it)."""
+        inp, memo = await self._session_input(session_id, settings)
+        message_id = message_id or new_message_id()
+
+        async def attempt() -> RunResult:
+            start: WithStartWorkflowOperation[SessionInput, SessionEnd] = (
+                WithStartWorkflowOperation(
+                    names.SESSION_WORKFLOW,
+                    inp,
+                    id=names.session_workflow_id(session_id),
+                    task_queue=self.task_queue,
+                    id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                    memo=memo,
+                )
+            )
+            return await self.client.execute_update_with_start_workflow(
+                names.UPDATE_SEND_MESSAGE,
+                UserMessage(text=text, message_id=message_id),
+                start_workflow_operation=start,
+                id=message_id,
+                result_type=RunResult,
+            )
+
+        return await until_admitted(attempt)
+
+    def send_streaming(
+        self,
+        session_id: str,
+        text: str,
+        chunks: StreamStore,
+        *,
+        message_id: str | None = None,
+        poll_s: float = 0.05,
+    ) -> AsyncIterator[StreamEvent]:
+        """Send a message and yield its assistant text as it is generated, then the
+        RunResult (sessions with ``stream_replies``; ``chunks`` reads the worker's store)."""
+        return send_streaming(
+            self.handle(session_id), chunks, session_id, text, message_id=message_id, poll_s=poll_s
+        )
+
+    async def switch_model(
+        self,
+        session_id: str,
+        llm: LlmEndpoint,
+        *,
+        fallback_llms: list[LlmEndpoint] | None = None,
+    ) -> SwitchModelResult:
+        """Use another model from the next message on (``fallback_llms=None`` keeps the
+        chain); the Update is refused before it enters history if the session could not
+        run the model (unknown provider, enforced tool use on an unreliable model)."""
+        return await self.handle(session_id).execute_update(
+            names.UPDATE_SWITCH_MODEL,
+            SwitchModelRequest(llm=llm, fallback_llms=fallback_llms),
+            result_type=SwitchModelResult,
+        )
+
+    async def post(self, session_id: str, text: str, *, message_id: str | None = None) -> None:
+        await self.handle(session_id).signal(
+            names.SIGNAL_POST_MESSAGE, UserMessage(text=text, message_id=message_id)
+        )
+
+    async def status(self, session_id: str) -> SessionStatus:
+        return await self.handle(session_id).query(names.QUERY_STATUS, result_type=SessionStatus)
+
+    async def tail(self, session_id: str, limit: int = 20) -> TranscriptTail:
+        return await self.handle(session_id).query(
+            names.QUERY_TAIL, TailRequest(limit=limit), result_type=TranscriptTail
+        )
+
+    async def close(self, session_id: str, reason: str = "closed") -> None:
+        await self.handle(session_id).signal(names.SIGNAL_CLOSE, CloseRequest(reason=reason))
+
+    async def send_with_progress(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        settings: SessionSettings | None = None,
+        message_id: str | None = None,
+        poll_s: float = 0.25,
+        chunks: StreamStore | None = None,
+    ) -> AsyncIterator[Progress]:
+        """Send (update-with-start when ``settings`` are given) and yield progress while
+        the Update runs, by polling the ``transcript_tail`` and ``proposals`` Queries and,
+        with ``chunks`` (the worker's store) and ``stream_replies`` on, the reply text as
+        it is generated; the last event carries the ``RunResult``."""
+        try:
+            seen_seq = (await self.status(session_id)).next_seq - 1
+        except RPCError:
+            if settings is None:
+                raise  # NOT_FOUND: no such session and nothing to start it with
+            seen_seq = -1
+        seen_proposals = {p.proposal_id for p in await self._pending_or_none(session_id)}
+        after_chunk = await chunks.last_id(session_id) if chunks is not None else 0
+        if settings is None:
+            call = self.send(session_id, text, message_id=message_id)
+        else:
+            call = self.start_and_send(session_id, settings, text, message_id=message_id)
+        task = asyncio.ensure_future(call)
+        try:
+            while True:
+                await asyncio.wait({task}, timeout=poll_s)
+                finished = task.done()  # read once more after the end: nothing is left behind
+                for chunk in await chunks.read(session_id, after_id=after_chunk) if chunks else []:
+                    after_chunk = chunk.id
+                    if chunk.text:
+                        event = StreamEvent(
+                            kind="text", seq=chunk.seq, attempt=chunk.attempt, text=chunk.text
+                        )
+                        yield Progress(kind="text", text=event)
+                for entry in (await self.tail(session_id, limit=100)).entries:
+                    if entry.seq > seen_seq:
+                        seen_seq = entry.seq
+                        yield Progress(kind="entry", entry=entry)
+                for proposal in await self._pending_or_none(session_id):
+                    if proposal.proposal_id not in seen_proposals:
+                        seen_proposals.add(proposal.proposal_id)
+                        yield Progress(kind="proposal", proposal=proposal)
+                if finished:
+                    yield Progress(kind="result", result=task.result())
+                    return
+        finally:
+            task.cancel()
+
+    async def _pending_or_none(self, session_id: str) -> list[PendingProposal]:
+        try:
+            return await self.pending_proposals(session_id)
+        except RPCError:
+            return []  # not started yet (update-with-start)
+
+    # ------------------------------------------------------------------ proposals
+
+    async def proposals(self, session_id: str) -> ProposalList:
+        """Pending proposals and recent decisions of one session (Query)."""
+        return await self.approvals.proposals(session_id)
+
+    async def pending_proposals(self, session_id: str) -> list[PendingProposal]:
+        return (await self.proposals(session_id)).pending
+
+    async def decide(self, session_id: str, decision: ProposalDecision) -> DecisionResult:
+        """Update: an unknown, expired, already decided or stale decision is refused
+        (``WorkflowUpdateFailedError`` whose message starts with its code)."""
+        return await self.approvals.decide(session_id, decision)
+
+    async def confirm(
+        self,
+        session_id: str,
+        proposal_id: str,
+        approver: str,
+        *,
+        comment: str | None = None,
+        fingerprint: str | None = None,
+    ) -> DecisionResult:
+        """Commit the proposal; bound to ``fingerprint`` (the content the approver saw),
+        or to the content pending right now when it is not given."""
+        return await self._decide(
+            session_id, proposal_id, "confirm", approver, comment, fingerprint
+        )
+
+    async def reject(
+        self,
+        session_id: str,
+        proposal_id: str,
+        approver: str,
+        *,
+        comment: str | None = None,
+        fingerprint: str | None = None,
+    ) -> DecisionResult:
+        return await self._decide(session_id, proposal_id, "reject", approver, comment, fingerprint)
+
+    async def _decide(
+        self,
+        session_id: str,
+        proposal_id: str,
+        verdict: Verdict,
+        approver: str,
+        comment: str | None,
+        fingerprint: str | None,
+    ) -> DecisionResult:
+        if fingerprint is None and verdict == "confirm":
+            decision = await self.approvals.decision_for(
+                session_id, proposal_id, verdict, approver, comment
+            )
+        else:
+            decision = ProposalDecision(
+                proposal_id=proposal_id,
+                verdict=verdict,
+                approver=approver,
+                fingerprint=fingerprint,
+                comment=comment,
+            )
+        return await self.decide(session_id, decision)
+
+    async def sessions_awaiting_approval(self, limit: int = 200) -> list[str]:
+        """Session ids with pending proposals, by the ``DurableLoopPendingProposals > 0``
+        visibility query (needs the search attributes and a server with visibility: the
+        dev server or a cluster; the time-skipping test server raises UNIMPLEMENTED)."""
+        found: list[str] = []
+        query = f'WorkflowType = "{names.SESSION_WORKFLOW}" AND {PENDING_QUERY}'
+        async for execution in self.client.list_workflows(query, limit=limit):
+            prefix = names.session_workflow_id("")
+            if execution.id.startswith(prefix):
+                found.append(execution.id.removeprefix(prefix))
+        return found
+
+    # ------------------------------------------------------------------ trace
+
+    async def trace(
+        self, session_id: str, *, db_url: str | None = None, ui_url: str | None = None
+    ) -> Trace:
+        """Every turn of the session from history (every run) plus, with ``db_url``, the
+        transcript store."""
+        return await load_trace(self.client, session_id, db_url=db_url, ui_url=ui_url)
+
+
+async def _registered(client: Client) -> bool:
+    try:
+        return bool(await registered(client))
+    except RPCError:
+        return False

@@ -1,0 +1,207 @@
+"""Joining decoded history and stored messages into a per-turn :class:`Trace` (pure).
+
+History is authoritative for what happened (which activity ran, its latency, usage and
+outcome); the store fills in what history does not carry: refusals written by the final
+``write_messages`` local activity, and results of runs whose history was not fetched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from durable_loop.client.trace.models import (
+    CallRow,
+    DecodedRun,
+    LlmCall,
+    RunInfo,
+    ToolRun,
+    Trace,
+    TurnRow,
+)
+from durable_loop.core.contracts import AppendItem, RunResult, ToolCallSummary
+from durable_loop.core.envelope import Envelope
+from durable_loop.core.messages import Usage
+from durable_loop.core.outcome import preview
+from durable_loop.store import StoredMessage
+
+USER_PREVIEW_CHARS = 60
+
+
+class _Index:
+    """Lookups shared by every turn: executed tools, workflow-decided appends, store rows."""
+
+    def __init__(self, runs: Sequence[DecodedRun], stored: Sequence[StoredMessage]) -> None:
+        self.tool_runs: dict[tuple[int, str], ToolRun] = {
+            (t.input.assistant_seq, t.input.call_id): t for r in runs for t in r.tool_runs
+        }
+        self.appends: dict[int, AppendItem] = {
+            a.seq: a for r in runs for c in r.llm_calls for a in c.input.appends
+        }
+        self.stored: dict[int, StoredMessage] = {m.seq: m for m in stored}
+
+    def call_row(self, call: ToolCallSummary, assistant_seq: int, until_seq: int) -> CallRow:
+        row = CallRow(call_id=call.id, name=call.name, ok=None)
+        ran = self.tool_runs.get((assistant_seq, call.id))
+        if ran is not None and ran.output is not None:
+            out = ran.output
+            return row.model_copy(
+                update={
+                    "ok": out.ok,
+                    "error_codes": list(out.error_codes),
+                    "executed": True,
+                    "duration_ms": out.duration_ms,
+                    "result_seq": out.result_seq,
+                    "source": "history",
+                }
+            )
+        window = range(assistant_seq + 1, until_seq)
+        for seq in window:
+            item = self.appends.get(seq)
+            if item is not None and _answers(item, call.id):
+                return self._from_append(row, item, executed=ran is not None)
+        for seq in window:
+            stored = self.stored.get(seq)
+            if stored is not None and stored.message.tool_call_id == call.id:
+                return _with_envelope(
+                    row,
+                    stored.message.envelope,
+                    seq,
+                    source="store",
+                    executed=ran is not None,
+                    reused="reused_from" in stored.meta,
+                )
+        if ran is not None and ran.failure is not None:
+            return row.model_copy(
+                update={"ok": False, "error_codes": [ran.failure.code], "executed": True}
+            )
+        return row
+
+    def _from_append(self, row: CallRow, item: AppendItem, *, executed: bool) -> CallRow:
+        if item.copy_result_from is not None:
+            source = self.stored.get(item.copy_result_from)
+            envelope = source.message.envelope if source else None
+            return _with_envelope(
+                row, envelope, item.seq, source="history", executed=False, reused=True
+            )
+        envelope = item.message.envelope if item.message else None
+        return _with_envelope(row, envelope, item.seq, source="history", executed=executed)
+
+
+def _answers(item: AppendItem, call_id: str) -> bool:
+    if item.message is not None:
+        return item.message.role == "tool" and item.message.tool_call_id == call_id
+    return item.tool_call_id == call_id
+
+
+def _with_envelope(
+    row: CallRow,
+    envelope: Envelope | None,
+    seq: int,
+    *,
+    source: str,
+    executed: bool,
+    reused: bool = False,
+) -> CallRow:
+    return row.model_copy(
+        update={
+            "ok": envelope.ok if envelope else None,
+            "error_codes": [e.code for e in envelope.errors] if envelope else [],
+            "executed": executed,
+            "reused": reused,
+            "result_seq": seq,
+            "source": source,
+        }
+    )
+
+
+def _user_text(call: LlmCall) -> str | None:
+    for item in call.input.appends:
+        message = item.message
+        if message is not None and message.role == "user" and not message.synthetic:
+            return preview(message.content, USER_PREVIEW_CHARS)
+    return None
+
+
+def _turn_row(call: LlmCall, run_index: int, index: _Index, until_seq: int) -> TurnRow:
+    inp, out = call.input, call.output
+    row = TurnRow(
+        turn=inp.turn,
+        run_index=run_index,
+        assistant_seq=inp.assistant_seq,
+        model=inp.endpoint.model,
+        error=call.failure,
+        attempt=call.attempt,
+        pending=out is None and call.failure is None,
+        user_text=_user_text(call),
+    )
+    if out is None:
+        return row
+    reported = out.usage.input_tokens or out.usage.output_tokens
+    return row.model_copy(
+        update={
+            "model": out.model or inp.endpoint.model,
+            "latency_ms": out.latency_ms,
+            "input_tokens": out.usage.input_tokens if reported else None,
+            "output_tokens": out.usage.output_tokens if reported else None,
+            "plan_fingerprint": out.plan_fingerprint,
+            "finish_reason": out.finish_reason,
+            "cached": out.cached,
+            "calls": [index.call_row(c, inp.assistant_seq, until_seq) for c in out.tool_calls],
+        }
+    )
+
+
+def build_trace(
+    session_id: str,
+    workflow_id: str,
+    runs: Sequence[DecodedRun],
+    stored: Sequence[StoredMessage],
+    *,
+    namespace: str = "default",
+    ui_url: str | None = None,
+) -> Trace:
+    """``runs`` oldest first; ``stored`` is the session's transcript (may be empty)."""
+    index = _Index(runs, stored)
+    calls = sorted(
+        ((r.run_index, c) for r in runs for c in r.llm_calls),
+        key=lambda pair: pair[1].input.assistant_seq,
+    )
+    last_seq = max([*index.stored, *index.appends], default=0)
+    turns: list[TurnRow] = []
+    for position, (run_index, call) in enumerate(calls):
+        if position + 1 < len(calls):
+            until = calls[position + 1][1].input.assistant_seq
+        else:
+            until = max(last_seq, call.input.assistant_seq + _call_count(call)) + 1
+        turns.append(_turn_row(call, run_index, index, until))
+    usage = sum((c.output.usage for _, c in calls if c.output), Usage())
+    results: dict[str, RunResult] = {}
+    for run in runs:
+        results.update({r.message_id: r for r in run.results})
+    user_stored = [m for m in stored if m.message.role == "user" and not m.message.synthetic]
+    user_messages = len(user_stored) if stored else sum(1 for t in turns if t.user_text)
+    return Trace(
+        session_id=session_id,
+        workflow_id=workflow_id,
+        namespace=namespace,
+        runs=[
+            RunInfo(
+                run_index=r.run_index,
+                run_id=r.run_id,
+                event_count=r.event_count,
+                history_bytes=r.history_bytes,
+                turns=len(r.llm_calls),
+            )
+            for r in runs
+        ],
+        turns=turns,
+        messages=len(stored),
+        user_messages=user_messages,
+        message_results=list(results.values()),
+        usage=usage,
+        ui_url=f"{ui_url}/namespaces/{namespace}/workflows/{workflow_id}" if ui_url else None,
+    )
+
+
+def _call_count(call: LlmCall) -> int:
+    return len(call.output.tool_calls) if call.output else 0

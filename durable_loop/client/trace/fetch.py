@@ -1,0 +1,123 @@
+"""The I/O half of the trace: fetch every run's history and the stored transcript."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+from temporalio.api.common.v1 import Payloads
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.failure.v1 import Failure
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client, WorkflowHistory
+from temporalio.converter import DataConverter, PayloadCodec
+
+from durable_loop.client.trace.builder import build_trace
+from durable_loop.client.trace.decode import decode_run
+from durable_loop.client.trace.models import Trace
+from durable_loop.core import names
+from durable_loop.store import StoredMessage, TranscriptStore
+from durable_loop.store.engine import async_engine
+
+
+class StoreMissing(FileNotFoundError):
+    pass
+
+
+async def fetch_histories(client: Client, workflow_id: str) -> list[WorkflowHistory]:
+    """Every run of ``workflow_id``, oldest first, following the continue-as-new chain
+    backwards from the latest run."""
+    runs: list[WorkflowHistory] = []
+    run_id: str | None = None
+    while True:
+        handle = client.get_workflow_handle(workflow_id, run_id=run_id)
+        history = await handle.fetch_history(rpc_timeout=timedelta(seconds=30))
+        if not history.events:
+            break
+        runs.append(history)
+        started = history.events[0].workflow_execution_started_event_attributes
+        run_id = started.continued_execution_run_id or None
+        if run_id is None:
+            break
+    runs.reverse()
+    return runs
+
+
+async def fetch_messages(db_url: str, session_id: str) -> list[StoredMessage]:
+    """Read the transcript without creating or migrating anything."""
+    url = make_url(db_url)
+    database = url.database or ""
+    local = url.get_backend_name() == "sqlite" and database not in ("", ":memory:")
+    if local and not Path(database).exists():
+        raise StoreMissing(database)
+    store = TranscriptStore(async_engine(db_url))
+    try:
+        return await store.read(session_id)
+    finally:
+        await store.close()
+
+
+async def load_trace(
+    client: Client,
+    session_id: str,
+    *,
+    db_url: str | None,
+    ui_url: str | None = None,
+) -> Trace:
+    workflow_id = names.session_workflow_id(session_id)
+    histories = await fetch_histories(client, workflow_id)
+    for history in histories:
+        await decode_payloads(history.events, client.data_converter)
+    runs = [decode_run(h.events, h.run_id, i) for i, h in enumerate(histories)]
+    stored = await fetch_messages(db_url, session_id) if db_url else []
+    return build_trace(
+        session_id,
+        workflow_id,
+        runs,
+        stored,
+        namespace=client.namespace,
+        ui_url=ui_url,
+    )
+
+
+async def decode_payloads(events: Sequence[HistoryEvent], converter: DataConverter) -> None:
+    """Run the client's payload codec (e.g. decryption) over the payloads the trace reads,
+    in place, so an encrypted session traces like a plain one for whoever holds its keys."""
+    codec = converter.payload_codec
+    if codec is None:
+        return
+    for event in events:
+        kind = event.event_type
+        if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            await _decode(codec, event.activity_task_scheduled_event_attributes.input)
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            await _decode(codec, event.activity_task_completed_event_attributes.result)
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+            await _decode_failure(converter, event.activity_task_failed_event_attributes.failure)
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+            attrs = event.activity_task_timed_out_event_attributes
+            await _decode_failure(converter, attrs.failure)
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+            outcome = event.workflow_execution_update_completed_event_attributes.outcome
+            if outcome.HasField("success"):
+                await _decode(codec, outcome.success)
+
+
+async def _decode(codec: PayloadCodec, payloads: Payloads) -> None:
+    if not payloads.payloads:
+        return
+    decoded = await codec.decode(list(payloads.payloads))
+    del payloads.payloads[:]
+    payloads.payloads.extend(decoded)
+
+
+async def _decode_failure(converter: DataConverter, failure: Failure) -> None:
+    """Decode the failure and put its encoded message back where the trace reads it."""
+    assert converter.payload_codec is not None
+    await converter.payload_codec.decode_failure(failure)
+    if failure.HasField("encoded_attributes"):
+        attrs = converter.payload_converter.from_payloads([failure.encoded_attributes])[0]
+        if isinstance(attrs, dict) and isinstance(attrs.get("message"), str):
+            failure.message = attrs["message"]

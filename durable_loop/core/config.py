@@ -1,0 +1,339 @@
+"""Runtime configuration of the tool loop: one typed model, the single source of truth.
+
+Presets may compose values for it, but the loop reads only this model.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from durable_loop.core.router.config import RouterConfig
+from durable_loop.core.transforms.names import TransformSet, check_names
+
+RESERVED_REQUEST_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "response_format"})
+DEFAULT_FIX_EMPTY_FINAL_TEXT = (
+    "Your last reply was empty. Using the tool results above, write the final answer now."
+)
+DEFAULT_RETRY_AFTER_TOOL_ERROR_TEXT = (
+    "Your {name} call failed: {error} "
+    "The task is not done. Call {name} again with corrected arguments, then answer."
+)
+
+
+class ToolUseMode(StrEnum):
+    ENFORCED = "enforced"
+    RELAXED = "relaxed"
+    DISABLED = "disabled"
+
+
+class LoopStrategy(StrEnum):
+    TOOL_LOOP = "tool_loop"
+    ROUTER = "router"
+
+
+class ToolFailurePolicy(StrEnum):
+    FATAL = "fatal"
+    TOLERATED = "tolerated"
+
+
+def split_names(value: object) -> object:
+    """Accept a list of names or one comma-separated string."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+NameList = Annotated[list[str], BeforeValidator(split_names)]
+
+
+class RetrySettings(BaseModel):
+    """A Temporal retry policy in plain numbers."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    initial_interval_s: float = Field(default=1.0, gt=0)
+    backoff_coefficient: float = Field(default=2.0, ge=1.0)
+    maximum_interval_s: float = Field(default=60.0, gt=0)
+    maximum_attempts: int = Field(default=5, ge=0, description="0 means unlimited")
+
+    def initial_interval(self) -> timedelta:
+        return timedelta(seconds=self.initial_interval_s)
+
+    def maximum_interval(self) -> timedelta:
+        return timedelta(seconds=self.maximum_interval_s)
+
+
+class ContextWindow(BaseModel):
+    """A per-model budget for the request the LLM activity builds from the transcript.
+
+    Without a tokenizer, ``max_tokens`` becomes characters at ``chars_per_token`` (a
+    deliberately low ratio, so the estimate errs on the short side).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_chars: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    chars_per_token: float = Field(default=3.0, gt=0)
+
+    def budget_chars(self) -> int | None:
+        limits = [self.max_chars] if self.max_chars else []
+        if self.max_tokens:
+            limits.append(int(self.max_tokens * self.chars_per_token))
+        return min(limits) if limits else None
+
+
+def default_api_prefix(provider: str) -> str:
+    """The provider adapter's own prefix (``/v1``, ``/v1beta``...); ``/v1`` if unknown."""
+    # Imported here: the adapters import the tool specs, which import this module.
+    from durable_loop.core.providers import ADAPTERS
+
+    adapter = ADAPTERS.get(provider)
+    return adapter.default_api_prefix if adapter is not None else "/v1"
+
+
+class LlmEndpoint(BaseModel):
+    """Where and how to reach a model. Holds the *name* of the key variable, never the key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: str = "openai"
+    model: str
+    base_url: str = "http://127.0.0.1:8080"
+    api_prefix: str = Field(
+        default="/v1",
+        description="Path between base_url and the endpoint; when unset (or None) the "
+        "provider adapter's default: /v1 for openai and anthropic, /v1beta for gemini.",
+    )
+    api_key_env: str | None = Field(
+        default=None,
+        description="Name of the worker environment variable holding the API key.",
+    )
+    timeout_s: float = Field(default=120.0, gt=0)
+    retry: RetrySettings = RetrySettings()
+    llm_options: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="Request options for this model (e.g. its sampling profile); "
+        "runtime request_overrides win over them.",
+    )
+    context_window: ContextWindow | None = None
+    tool_calling_reliable: bool | None = Field(
+        default=None,
+        description="Marks the model for tool_use_mode=enforced; None asks the catalog.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_prefix(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("api_prefix") is None:
+            provider = data.get("provider") or "openai"
+            data = {**data, "api_prefix": default_api_prefix(str(provider))}
+        return data
+
+    @field_validator("llm_options")
+    @classmethod
+    def _drop_reserved_options(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        return {k: v for k, v in value.items() if k not in RESERVED_REQUEST_KEYS}
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
+        return value.rstrip("/")
+
+    @field_validator("api_prefix")
+    @classmethod
+    def _prefix_shape(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith("/"):
+            value = "/" + value
+        return value.rstrip("/")
+
+
+class RuntimeConfig(BaseModel):
+    """Every knob of the tool loop, with the defaults documented in the README."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool_use_mode: ToolUseMode = ToolUseMode.RELAXED
+    tool_failure_policy: ToolFailurePolicy = ToolFailurePolicy.FATAL
+    max_tool_args_bytes: int = Field(default=200_000, gt=0)
+    max_tool_output_bytes: int = Field(default=200_000, gt=0)
+    max_tool_calls_per_turn: int | None = Field(default=None, ge=1)
+    parallel_tool_calls: bool | None = Field(
+        default=None,
+        description="None leaves the provider default; False also caps calls per turn at 1.",
+    )
+    tool_choice: str | dict[str, JsonValue] = "auto"
+    tool_allowlist: NameList | None = None
+    tool_denylist: NameList = Field(default_factory=list)
+    fix_empty_final: bool = True
+    fix_empty_final_user_text: str = DEFAULT_FIX_EMPTY_FINAL_TEXT
+    fix_empty_final_disable_tools: bool = True
+    ignore_implicit_arguments: bool = Field(
+        default=False,
+        description="Drop any value the model passes for a tool's implicit_args (the runtime "
+        "fills them in, e.g. the session's workspace) instead of refusing the call; the "
+        "result carries a warning. The schema still offers them (compare the tool transform "
+        "tools_hide_implicit_arguments, which hides them).",
+    )
+    retry_after_tool_error: int = Field(
+        default=0,
+        ge=0,
+        description="When the model answers right after a failed tool call, tell it (as a "
+        "synthetic user message quoting the error) to correct the call, and ask for a tool "
+        'call on that request (tool_choice "required"), at most this many times per message. '
+        "Small models often read an error and declare success anyway.",
+    )
+    retry_after_tool_error_text: str = Field(
+        default=DEFAULT_RETRY_AFTER_TOOL_ERROR_TEXT,
+        description="Template with {name} (the tool) and {error} (its first error message)",
+    )
+    repeated_call_guard: bool = True
+    request_overrides: dict[str, JsonValue] = Field(default_factory=dict)
+    fallback_retry_count: int = Field(default=0, ge=0)
+    max_turns: int = Field(default=12, ge=1)
+    tool_timeout_s: float = Field(default=60.0, gt=0)
+    tool_retry: RetrySettings = RetrySettings(maximum_attempts=3)
+    heartbeat_timeout_s: float | None = Field(
+        default=10.0,
+        gt=0,
+        description="Heartbeat timeout of the LLM and tool activities: a worker that dies "
+        "mid-call is noticed (and the call retried elsewhere) after this, not after the whole "
+        "start-to-close timeout. None: no heartbeat timeout.",
+    )
+    inline_bytes: int = Field(
+        default=512,
+        ge=0,
+        description="Largest tool-output preview or reply kept inline in workflow history.",
+    )
+    reply_inline_bytes: int = Field(default=16_000, ge=0)
+    transcript_tail: int = Field(default=20, ge=1, le=500)
+    continue_as_new_after_events: int = Field(default=8_000, ge=200)
+    loop_strategy: LoopStrategy = Field(
+        default=LoopStrategy.TOOL_LOOP,
+        description="tool_loop: native tool calling; router: router -> executor pipeline "
+        "for small-context or weak tool-calling models",
+    )
+    router: RouterConfig = RouterConfig()
+    provider_normalization: bool = Field(
+        default=True,
+        description="Apply the provider's generic shape normalisation transforms "
+        "(toolcalling/transforms/defaults.py); False reads replies strictly.",
+    )
+    message_transforms: NameList = Field(default_factory=list)
+    tool_transforms: NameList = Field(default_factory=list)
+    response_transforms: NameList = Field(default_factory=list)
+    tool_call_transforms: NameList = Field(default_factory=list)
+    tool_result_transforms: NameList = Field(default_factory=list)
+    max_session_tokens: int | None = Field(
+        default=None, ge=1, description="Input + output tokens a session may spend"
+    )
+    summarize_dropped_context: bool = Field(
+        default=False,
+        description="When the context window leaves messages out, summarise them once "
+        "(its own activity) and send the summary in their place.",
+    )
+    allow_enforced_on_unreliable_model: bool = Field(
+        default=False,
+        description="Permit tool_use_mode=enforced with a model not marked tool-call reliable",
+    )
+    stream_replies: bool = Field(
+        default=False,
+        description="Stream assistant text into the store as it is generated (OpenAI-"
+        "compatible endpoints), for SessionClient.send_streaming; history is unchanged",
+    )
+
+    @field_validator(
+        "message_transforms",
+        "tool_transforms",
+        "response_transforms",
+        "tool_call_transforms",
+        "tool_result_transforms",
+    )
+    @classmethod
+    def _known_transforms(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        return check_names(str(info.field_name), value)
+
+    def transform_set(self) -> TransformSet:
+        return TransformSet(
+            message_transforms=self.message_transforms,
+            tool_transforms=self.tool_transforms,
+            response_transforms=self.response_transforms,
+            tool_call_transforms=self.tool_call_transforms,
+            tool_result_transforms=self.tool_result_transforms,
+        )
+
+    @field_validator("request_overrides")
+    @classmethod
+    def _drop_reserved(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        return {k: v for k, v in value.items() if k not in RESERVED_REQUEST_KEYS}
+
+    @field_validator("tool_choice")
+    @classmethod
+    def _tool_choice_shape(cls, value: str | dict[str, JsonValue]) -> str | dict[str, JsonValue]:
+        if isinstance(value, str) and value not in {"auto", "none", "required"}:
+            raise ValueError("tool_choice must be 'auto', 'none', 'required' or an object")
+        return value
+
+    def effective_max_tool_calls_per_turn(self) -> int | None:
+        if self.max_tool_calls_per_turn is not None:
+            return self.max_tool_calls_per_turn
+        if self.parallel_tool_calls is False:
+            return 1
+        return None
+
+    def runs_tools_concurrently(self) -> bool:
+        return self.parallel_tool_calls is not False
+
+
+class WorkspaceSettings(BaseModel):
+    """The session's workspace and how proposals to its facts wait for a person."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    workspace_id: str | None = Field(default=None, description="None: the session id")
+    proposal_ttl_s: float = Field(
+        default=7 * 24 * 3600.0, gt=0, description="A pending proposal expires after this"
+    )
+    block_until_decision: bool = Field(
+        default=False,
+        description="After a proposal, the loop waits for the decision before the next LLM call",
+    )
+
+
+class SessionSettings(BaseModel):
+    """What a session is started with: its model, its loop configuration and its prompt."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    llm: LlmEndpoint
+    fallback_llms: list[LlmEndpoint] = Field(
+        default_factory=list,
+        description="Tried in order when a turn fails on the model before them",
+    )
+    runtime: RuntimeConfig = RuntimeConfig()
+    system_prompt: str | None = None
+    title: str | None = None
+    workspace: WorkspaceSettings = WorkspaceSettings()
+    search_attributes: bool = Field(
+        default=False,
+        description="Keep the DurableLoop* search attributes current (they must be registered "
+        "in the namespace; SessionClient turns this on after checking)",
+    )

@@ -1,0 +1,296 @@
+"""Typed inputs and outputs of the session workflow, its handlers and its activities.
+
+Every model here crosses a Temporal boundary, so it holds only what history should hold:
+references, sizes, codes and short previews, never the transcript itself.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, JsonValue
+
+from durable_loop.core.config import LlmEndpoint, SessionSettings
+from durable_loop.core.errors import CodedError
+from durable_loop.core.messages import Message, Usage
+from durable_loop.core.proposals import ProposalBookState, ProposalNotice
+from durable_loop.core.router.trace import PipelineTrace
+from durable_loop.core.tools import ToolCatalog
+from durable_loop.core.transforms.defaults import with_provider_normalization
+from durable_loop.core.transforms.names import TransformSet
+
+# ---------------------------------------------------------------- workflow surface
+
+
+class UserMessage(BaseModel):
+    text: str = Field(min_length=1)
+    message_id: str | None = Field(
+        default=None, description="Idempotency key: a resent id returns the first result"
+    )
+
+
+class ToolOutcome(BaseModel):
+    turn: int
+    call_id: str
+    name: str
+    ok: bool
+    error_codes: list[str] = Field(default_factory=list)
+    executed: bool = True
+    reused: bool = False
+    deduplicated: bool = Field(
+        default=False, description="A session-wide repeat answered with the recorded result"
+    )
+
+
+class FallbackRecord(BaseModel):
+    """A turn that failed on one model and was retried on the next in the chain."""
+
+    turn: int
+    failed_provider: str
+    failed_model: str
+    error: CodedError
+    next_model: str
+
+
+class RunResult(BaseModel):
+    """Outcome of one user message's loop: the reply and a short run summary."""
+
+    message_id: str
+    status: Literal["completed", "failed"]
+    reply: str | None = None
+    reply_truncated: bool = False
+    reply_seq: int | None = None
+    error: CodedError | None = None
+    turns: int = 0
+    tool_calls: list[ToolOutcome] = Field(default_factory=list)
+    ignored_tool_calls: int = 0
+    usage: Usage = Usage()
+    model: str | None = Field(default=None, description="The model that gave the last reply")
+    fallbacks: list[FallbackRecord] = Field(default_factory=list)
+    pipeline: PipelineTrace | None = Field(
+        default=None, description="Router strategy: the route taken and each step's latency"
+    )
+
+
+class TailEntry(BaseModel):
+    seq: int
+    role: str
+    preview: str = ""
+    tool_names: list[str] = Field(default_factory=list)
+
+
+class SessionStatus(BaseModel):
+    session_id: str
+    state: Literal["idle", "running", "closing"]
+    model: str
+    messages_done: int
+    turns_total: int
+    queued_messages: int
+    next_seq: int
+    run_index: int
+    usage: Usage
+    last_result: RunResult | None = None
+
+
+class SwitchModelRequest(BaseModel):
+    """Change the session's model (and optionally its fallback chain) from the next
+    message on; ``fallback_llms=None`` keeps the current chain."""
+
+    llm: LlmEndpoint
+    fallback_llms: list[LlmEndpoint] | None = None
+
+
+class SwitchModelResult(BaseModel):
+    previous_model: str
+    model: str
+    fallback_models: list[str] = Field(default_factory=list)
+
+
+class TailRequest(BaseModel):
+    limit: int = Field(default=20, ge=1, le=500)
+
+
+class TranscriptTail(BaseModel):
+    entries: list[TailEntry]
+
+
+class CloseRequest(BaseModel):
+    reason: str = "closed"
+
+
+class SessionEnd(BaseModel):
+    session_id: str
+    reason: str
+    messages_done: int
+    turns_total: int
+
+
+class CarriedState(BaseModel):
+    """What one run hands the next across continue-as-new."""
+
+    next_seq: int
+    turn_index: int
+    messages_done: int
+    run_index: int
+    usage: Usage
+    queue: list[UserMessage] = Field(default_factory=list)
+    recent_results: list[RunResult] = Field(default_factory=list)
+    tail: list[TailEntry] = Field(default_factory=list)
+    proposals: ProposalBookState = Field(default_factory=ProposalBookState)
+    dedup: dict[str, int] = Field(
+        default_factory=dict, description="name:args_sha256 -> result seq of deduplicated tools"
+    )
+
+
+class SessionInput(BaseModel):
+    session_id: str
+    settings: SessionSettings
+    carried: CarriedState | None = None
+
+
+# ---------------------------------------------------------------- activities
+
+
+class ListToolsInput(BaseModel):
+    session_id: str
+
+
+class AppendItem(BaseModel):
+    """A message the workflow decided on, written by the next LLM activity at ``seq``.
+
+    ``copy_result_from`` reuses an earlier tool result's envelope under a new call id.
+    """
+
+    seq: int
+    message: Message | None = None
+    copy_result_from: int | None = None
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    dedupe: bool = Field(default=False, description="A session-wide dedup, not a repeat guard")
+
+
+class TranscriptRef(BaseModel):
+    session_id: str
+    upto_seq: int = Field(description="Messages with seq < upto_seq form the context")
+
+
+class LlmTurnInput(BaseModel):
+    transcript: TranscriptRef
+    turn: int
+    appends: list[AppendItem] = Field(default_factory=list)
+    assistant_seq: int
+    endpoint: LlmEndpoint
+    tool_names: list[str] = Field(default_factory=list)
+    send_tools: bool = True
+    tool_choice: str | dict[str, JsonValue] = "auto"
+    parallel_tool_calls: bool | None = None
+    request_overrides: dict[str, JsonValue] = Field(default_factory=dict)
+    system_prompt: str | None = None
+    inline_bytes: int = 512
+    reply_inline_bytes: int = 16_000
+    transforms: TransformSet = TransformSet()
+    provider_normalization: bool = True
+    fallback_from: list[str] = Field(
+        default_factory=list, description="Models that failed this turn before this one"
+    )
+    stream: bool = Field(default=False, description="Stream the text to the stream_chunks table")
+
+    def effective_transforms(self) -> TransformSet:
+        """The session's transforms plus, unless turned off, the provider's normalisation."""
+        if not self.provider_normalization:
+            return self.transforms
+        return with_provider_normalization(self.transforms, self.endpoint.provider)
+
+
+class ToolCallSummary(BaseModel):
+    index: int
+    id: str
+    name: str
+    args_bytes: int
+    args_sha256: str
+    args_valid_json: bool
+    args_largest: str | None = Field(
+        default=None,
+        description='Large arguments only: where the longest string is, "/ops/0/value (720 chars)"',
+    )
+
+
+class LlmTurnOutput(BaseModel):
+    assistant_seq: int
+    text: str | None = None
+    text_bytes: int = 0
+    text_truncated: bool = False
+    finish_reason: str | None = None
+    tool_calls: list[ToolCallSummary] = Field(default_factory=list)
+    usage: Usage = Usage()
+    latency_ms: int = 0
+    model: str = ""
+    plan_fingerprint: str = ""
+    cached: bool = Field(default=False, description="Answered from the store after a retry")
+    provider: str = ""
+    context_dropped: int = Field(default=0, description="Messages the context window left out")
+    context_first_kept_seq: int | None = None
+    summary_covers_upto: int | None = None
+
+
+class ToolRunInput(BaseModel):
+    session_id: str
+    workflow_id: str
+    turn: int
+    assistant_seq: int
+    call_index: int
+    call_id: str
+    name: str
+    result_seq: int
+    max_output_bytes: int
+    timeout_s: float
+    max_attempts: int
+    inline_bytes: int = 512
+    workspace_id: str | None = None
+    ignore_implicit_args: bool = False
+
+
+class ToolRunOutput(BaseModel):
+    result_seq: int
+    call_id: str
+    name: str
+    ok: bool
+    error_codes: list[str] = Field(default_factory=list)
+    output_bytes: int = 0
+    preview: str = ""
+    duration_ms: int = 0
+    cached: bool = False
+    proposal: ProposalNotice | None = Field(
+        default=None, description="A change this call proposed; it awaits a person's decision"
+    )
+
+
+class WriteMessagesInput(BaseModel):
+    session_id: str
+    appends: list[AppendItem]
+
+
+class ToolCatalogOutput(BaseModel):
+    catalog: ToolCatalog
+
+
+class WriteMessagesOutput(BaseModel):
+    written: int
+
+
+class SummarizeInput(BaseModel):
+    """Summarise messages with seq < ``covers_upto`` into a message stored at ``summary_seq``."""
+
+    session_id: str
+    endpoint: LlmEndpoint
+    covers_upto: int
+    summary_seq: int
+    max_chars: int = Field(default=2_000, ge=100, description="Longest summary kept")
+
+
+class SummarizeOutput(BaseModel):
+    summary_seq: int
+    covers_upto: int
+    summary_chars: int = 0
+    usage: Usage = Usage()
+    cached: bool = False

@@ -1,0 +1,137 @@
+"""Checks the workflow applies to a turn's tool calls before anything executes.
+
+Masking, the per-turn limit, duplicate call ids, argument size and JSON validity, and the
+repeated-identical-call guard are decided here from summaries alone, so a refused call
+costs no activity round trip.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.contracts import ToolCallSummary
+from durable_loop.core.errors import CodedError, ErrorCode
+
+Action = Literal["execute", "reject", "reuse"]
+
+
+class CallDecision(BaseModel):
+    call: ToolCallSummary
+    action: Action
+    result_seq: int
+    error: CodedError | None = None
+    reuse_seq: int | None = None
+    ignored: bool = False
+
+
+class TurnPlan(BaseModel):
+    decisions: list[CallDecision]
+    ignored: int
+    repeated: bool
+
+
+def call_key(name: str, args_sha256: str) -> str:
+    return f"{name}:{args_sha256}"
+
+
+def _reject(call: ToolCallSummary, seq: int, code: ErrorCode, message: str) -> CallDecision:
+    return CallDecision(
+        call=call, action="reject", result_seq=seq, error=CodedError(code=code, message=message)
+    )
+
+
+def too_large_message(call: ToolCallSummary, limit: int) -> str:
+    over = call.args_bytes - limit
+    where = (
+        f" The longest value is {call.args_largest}: replace it with a summary at least "
+        f"{over} characters shorter (do not send the same text again) and call "
+        f"{call.name} again."
+        if call.args_largest
+        else " Retry with shorter arguments."
+    )
+    return f"arguments are {call.args_bytes} bytes; the limit is {limit}.{where}"
+
+
+def plan_turn(
+    calls: list[ToolCallSummary],
+    *,
+    registered: set[str],
+    visible: set[str],
+    tools_sent: bool,
+    config: RuntimeConfig,
+    seen_calls: dict[str, int],
+    first_result_seq: int,
+) -> TurnPlan:
+    """Decide, per call in emitted order, whether to execute, refuse or reuse it.
+
+    ``seen_calls`` maps ``name:args_sha256`` of calls executed earlier in this message's
+    loop to the seq of their recorded result.
+    """
+    limit = config.effective_max_tool_calls_per_turn()
+    decisions: list[CallDecision] = []
+    ids_seen: set[str] = set()
+    ignored = 0
+    repeated = False
+    for position, call in enumerate(calls):
+        seq = first_result_seq + position
+        if limit is not None and position >= limit:
+            ignored += 1
+            decision = _reject(
+                call,
+                seq,
+                ErrorCode.TOO_MANY_TOOL_CALLS,
+                f"not executed: at most {limit} tool call(s) per turn; call it again next turn",
+            )
+            decision.ignored = True
+            decisions.append(decision)
+            continue
+        if call.id in ids_seen:
+            decisions.append(
+                _reject(call, seq, ErrorCode.DUPLICATE_CALL_ID, f"call id {call.id!r} repeated")
+            )
+            continue
+        ids_seen.add(call.id)
+        if call.name not in registered:
+            decisions.append(
+                _reject(call, seq, ErrorCode.TOOL_NOT_FOUND, f"no tool named {call.name!r}")
+            )
+            continue
+        if call.name not in visible or not tools_sent:
+            decisions.append(
+                _reject(
+                    call, seq, ErrorCode.TOOL_NOT_ALLOWED, f"tool {call.name!r} is not available"
+                )
+            )
+            continue
+        if call.args_bytes > config.max_tool_args_bytes:
+            decisions.append(
+                _reject(
+                    call,
+                    seq,
+                    ErrorCode.ARGUMENTS_TOO_LARGE,
+                    too_large_message(call, config.max_tool_args_bytes),
+                )
+            )
+            continue
+        if not call.args_valid_json:
+            decisions.append(
+                _reject(
+                    call,
+                    seq,
+                    ErrorCode.INVALID_JSON,
+                    "arguments are not a JSON object; send arguments as a JSON object",
+                )
+            )
+            continue
+        key = call_key(call.name, call.args_sha256)
+        if config.repeated_call_guard and key in seen_calls:
+            repeated = True
+            decisions.append(
+                CallDecision(call=call, action="reuse", result_seq=seq, reuse_seq=seen_calls[key])
+            )
+            continue
+        decisions.append(CallDecision(call=call, action="execute", result_seq=seq))
+    return TurnPlan(decisions=decisions, ignored=ignored, repeated=repeated)

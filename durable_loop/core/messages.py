@@ -1,0 +1,69 @@
+"""Canonical conversation messages: the loop speaks only these, never a provider's shape."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from durable_loop.core.envelope import Envelope
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class ToolCall(BaseModel):
+    """A tool invocation as the model emitted it; arguments stay raw JSON text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: str = "{}"
+    signature: str | None = Field(
+        default=None,
+        description="Opaque provider signature of the call (Gemini thoughtSignature), "
+        "sent back verbatim on later requests",
+    )
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class Message(BaseModel):
+    """Frozen: stored messages are parsed once and shared (the store's prefix cache)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = Field(default=None, description="Tool name, for tool results")
+    envelope: Envelope | None = Field(default=None, description="Tool result envelope")
+    synthetic: bool = Field(default=False, description="Written by the loop, not a person/model")
+
+    @classmethod
+    def user(cls, text: str, *, synthetic: bool = False) -> Message:
+        return cls(role="user", content=text, synthetic=synthetic)
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls(role="system", content=text)
+
+    @classmethod
+    def tool_result(cls, call_id: str, name: str, envelope: Envelope) -> Message:
+        return cls(role="tool", tool_call_id=call_id, name=name, envelope=envelope)

@@ -1,0 +1,182 @@
+"""Presets: named bundles of runtime settings, composed explicitly.
+
+A preset returns a partial :class:`RuntimeConfig` (a dict of field values); presets are
+combined with :func:`compose` and turned into a config with :func:`apply`, so the runtime
+config stays the single source of truth and every value is visible in it::
+
+    runtime = apply(for_model("openrouter", "z-ai/glm-4.7"), {"max_turns": 8})
+
+Composition: transform lists and allow/deny lists are unioned in order, request
+overrides are merged, every other field takes the last value given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import JsonValue
+
+from durable_loop.core import catalog
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.errors import ConfigError
+from durable_loop.core.providers import ADAPTERS
+from durable_loop.core.transforms.defaults import GEMINI_SHAPE, OPENAI_SHAPE
+
+Update = dict[str, JsonValue]
+
+LIST_FIELDS = frozenset(
+    {
+        "message_transforms",
+        "tool_transforms",
+        "response_transforms",
+        "tool_call_transforms",
+        "tool_result_transforms",
+        "tool_denylist",
+    }
+)
+DICT_FIELDS = frozenset({"request_overrides"})
+OPENAI_SHAPE_NORMALIZATION: Update = {
+    "response_transforms": list(OPENAI_SHAPE.response_transforms),
+    "tool_call_transforms": list(OPENAI_SHAPE.tool_call_transforms),
+}
+
+
+def compose(*updates: Update) -> Update:
+    merged: Update = {}
+    for update in updates:
+        for key, value in update.items():
+            before = merged.get(key)
+            if key in LIST_FIELDS and isinstance(before, list) and isinstance(value, list):
+                merged[key] = list(dict.fromkeys([*before, *value]))
+            elif key in DICT_FIELDS and isinstance(before, dict) and isinstance(value, dict):
+                merged[key] = {**before, **value}
+            else:
+                merged[key] = value
+    return merged
+
+
+def apply(*updates: Update, base: RuntimeConfig | None = None) -> RuntimeConfig:
+    """A validated RuntimeConfig: ``base`` (default: the defaults) plus the updates."""
+    start: Update = (base or RuntimeConfig()).model_dump(mode="json")
+    return RuntimeConfig.model_validate(compose(start, *updates))
+
+
+# ---------------------------------------------------------------- presets
+
+
+def default_tool_calling() -> Update:
+    """The loop's documented defaults, spelled out."""
+    return {
+        "tool_use_mode": "relaxed",
+        "tool_failure_policy": "fatal",
+        "tool_choice": "auto",
+        "fix_empty_final": True,
+        "fix_empty_final_disable_tools": True,
+        "repeated_call_guard": True,
+    }
+
+
+def tool_calling(tool_use_mode: str) -> Update:
+    return {"tool_use_mode": tool_use_mode}
+
+
+def tool_use_disabled() -> Update:
+    return tool_calling("disabled")
+
+
+def provider_defaults(provider: str) -> Update:
+    """Generic normalisation per provider: OpenAI-compatible servers drift in shape, the
+    native Anthropic API does not, Gemini needs signatures on replayed calls."""
+    if provider not in ADAPTERS:
+        known = ", ".join(sorted(ADAPTERS))
+        raise ConfigError(f"{ConfigError.code}: unknown provider {provider!r}; known: {known}")
+    if provider in catalog.OPENAI_COMPATIBLE:
+        return dict(OPENAI_SHAPE_NORMALIZATION)
+    if provider == "gemini":
+        return {"message_transforms": list(GEMINI_SHAPE.message_transforms)}
+    return {}
+
+
+def openai_compatible_reliability() -> Update:
+    """Conservative OpenAI-compatible tool calling: one call per reply, empty-final
+    recovery, shape normalisation."""
+    return compose(
+        OPENAI_SHAPE_NORMALIZATION,
+        {"parallel_tool_calls": False, "max_tool_calls_per_turn": 1, "fix_empty_final": True},
+    )
+
+
+def content_tag_tool_call_fallback() -> Update:
+    """Recover calls a model wrote as ``<tool_call>{...}</tool_call>`` text."""
+    return {"response_transforms": ["assistant_content_tool_call_tags_to_tool_calls"]}
+
+
+def json_tool_call_fallback() -> Update:
+    """Recover calls a model wrote as bare or fenced JSON naming a sent tool."""
+    return {"response_transforms": ["assistant_content_json_tool_calls_to_tool_calls"]}
+
+
+def hide_implicit_arguments() -> Update:
+    """Keep arguments the runtime fills in (the workspace id) out of the tool schemas."""
+    return {"tool_transforms": ["tools_hide_implicit_arguments"]}
+
+
+def ignore_implicit_arguments() -> Update:
+    """Drop what the model passes for arguments the runtime fills in, with a warning."""
+    return {"ignore_implicit_arguments": True}
+
+
+def retry_after_tool_error() -> Update:
+    """Send a model that answers over a failed call back to fix it, up to twice per message
+    (one error often hides the next: a stale version, then a missing path)."""
+    return {"retry_after_tool_error": 2}
+
+
+def deepseek_openrouter_compat() -> Update:
+    return {
+        "message_transforms": [
+            "assistant_tool_calls_reasoning_content_empty_if_missing",
+            "assistant_tool_calls_content_null_if_blank",
+        ]
+    }
+
+
+def gemini_openrouter_compat() -> Update:
+    return {
+        "message_transforms": [
+            "assistant_tool_calls_signature_skip_validator_if_missing",
+            "assistant_tool_calls_content_null_if_blank",
+        ]
+    }
+
+
+def sampling(profile: catalog.SamplingProfile) -> Update:
+    return {"request_overrides": dict(profile.options)}
+
+
+WORKAROUNDS: dict[str, Callable[[], Update]] = {
+    "openai_compatible_reliability": openai_compatible_reliability,
+    "content_tag_tool_call_fallback": content_tag_tool_call_fallback,
+    "json_tool_call_fallback": json_tool_call_fallback,
+    "hide_implicit_arguments": hide_implicit_arguments,
+    "ignore_implicit_arguments": ignore_implicit_arguments,
+    "retry_after_tool_error": retry_after_tool_error,
+    "deepseek_openrouter_compat": deepseek_openrouter_compat,
+    "gemini_openrouter_compat": gemini_openrouter_compat,
+    "tool_use_disabled": tool_use_disabled,
+}
+
+
+def for_model(provider: str, model: str, *, workarounds: bool = True) -> Update:
+    """Defaults + provider defaults + the catalog's workarounds and sampling profile.
+
+    ``workarounds=False`` gives the baseline (provider defaults only), to measure how
+    much the model-specific workarounds matter. Unknown models get the baseline.
+    """
+    parts = [default_tool_calling(), provider_defaults(provider)]
+    entry = catalog.lookup(provider, model)
+    if entry is not None and workarounds:
+        parts.extend(WORKAROUNDS[name]() for name in entry.workarounds)
+    if entry is not None and entry.sampling is not None:
+        parts.append(sampling(entry.sampling))
+    return compose(*parts)

@@ -1,0 +1,168 @@
+"""The contract every provider adapter fulfils, and the helpers adapters share."""
+
+from __future__ import annotations
+
+import json
+from typing import Protocol
+
+from pydantic import BaseModel, Field, JsonValue
+
+from durable_loop.core.canonical_json import canonical_dumps, scrub_surrogates, strict_loads
+from durable_loop.core.messages import Message, Usage
+from durable_loop.core.plan import PromptPlan
+
+SNIPPET_LIMIT = 500
+SYNTHETIC_ID_PREFIX = "dlc_"
+"""Ids the runtime makes up for providers (or transforms) that give calls none."""
+
+
+class ProviderRequest(BaseModel):
+    endpoint: str = Field(description="Path appended to base_url + api_prefix")
+    body: dict[str, JsonValue]
+
+
+class ProviderReply(BaseModel):
+    message: Message
+    finish_reason: str | None = None
+    usage: Usage = Usage()
+
+
+class ProviderFormatError(ValueError):
+    """A response this adapter cannot read; carries a bounded snippet of the raw body."""
+
+    def __init__(self, reason: str, raw: str) -> None:
+        self.reason = reason
+        self.snippet = raw[:SNIPPET_LIMIT]
+        super().__init__(f"{reason}; response began: {self.snippet!r}")
+
+
+class ProviderErrorReply(Exception):
+    """A well-formed error inside a successful HTTP reply (e.g. Anthropic's overloaded
+    event, Gemini's blocked prompt): the adapter says whether it is worth retrying."""
+
+    def __init__(self, code: str, message: str, *, retryable: bool) -> None:
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+        super().__init__(f"{code}: {message}")
+
+
+class Retryability(BaseModel):
+    retryable: bool
+    code: str
+    retry_after_s: float | None = Field(
+        default=None, description="A delay the provider asked for in its error body"
+    )
+
+
+class ProviderAdapter(Protocol):
+    name: str
+    default_api_prefix: str
+    messages_key: str
+    """Key of the request body's message list (outbound message transforms walk it)."""
+
+    def build_request(self, plan: PromptPlan, messages: list[Message]) -> ProviderRequest: ...
+
+    def parse_response(self, body: JsonValue, raw: str) -> ProviderReply: ...
+
+    def request_headers(self, api_key: str | None) -> dict[str, str]: ...
+
+    def classify_status(self, status: int, raw: str) -> Retryability: ...
+
+
+def classify_http_status(status: int) -> Retryability:
+    """The common rule: 408/409/429/5xx retry; other 4xx fail fast."""
+    if status in (408, 409, 429) or status >= 500:
+        return Retryability(retryable=True, code=f"HTTP_{status}")
+    if status in (401, 403):
+        return Retryability(retryable=False, code="PROVIDER_AUTH")
+    return Retryability(retryable=False, code="PROVIDER_BAD_REQUEST")
+
+
+def loads_lenient(raw: str) -> JsonValue:
+    """Parse a response body; raise ProviderFormatError with a snippet if it is not JSON."""
+    try:
+        value: JsonValue = scrub_surrogates(json.loads(raw))
+    except (ValueError, RecursionError):
+        raise ProviderFormatError("response is not JSON", raw) from None
+    return value
+
+
+def error_body(raw: str) -> dict[str, JsonValue]:
+    """The ``error`` object of an error reply, or {} when the body is not that shape."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    if isinstance(body, list) and body and isinstance(body[0], dict):
+        body = body[0]  # some gateways wrap Google errors in a list
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def tool_result_text(message: Message) -> str:
+    """What the model reads for a tool result: pre-rendered content, else the envelope."""
+    if message.content is not None:
+        return message.content
+    return message.envelope.to_content() if message.envelope else ""
+
+
+def arguments_object(arguments: str) -> dict[str, JsonValue]:
+    """Call arguments as an object for providers that take one (``input``, ``args``).
+
+    Invalid or non-object JSON becomes {}: such a call was refused by the loop with
+    INVALID_JSON, and its tool result tells the model so.
+    """
+    try:
+        value = strict_loads(arguments) if arguments.strip() else {}
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def arguments_text(value: object) -> str:
+    """An object of arguments as canonical JSON text (the canonical ToolCall form)."""
+    return canonical_dumps(value)  # type: ignore[arg-type]
+
+
+def synthetic_call_id(prefix: str, index: int) -> str:
+    return f"{SYNTHETIC_ID_PREFIX}{prefix}_{index}"
+
+
+def fill_missing_call_ids(message: Message, prefix: str) -> Message:
+    """Give id-less calls (Gemini, legacy function_call) ids unique within the session.
+
+    ``prefix`` comes from the seq the workflow allocated for the message, so retries
+    produce the same ids.
+    """
+    if all(call.id for call in message.tool_calls):
+        return message
+    calls = [
+        call if call.id else call.model_copy(update={"id": synthetic_call_id(prefix, index)})
+        for index, call in enumerate(message.tool_calls)
+    ]
+    return message.model_copy(update={"tool_calls": calls})
+
+
+def is_synthetic_id(call_id: str | None) -> bool:
+    return bool(call_id) and str(call_id).startswith(SYNTHETIC_ID_PREFIX)
+
+
+__all__ = [
+    "SNIPPET_LIMIT",
+    "ProviderAdapter",
+    "ProviderErrorReply",
+    "ProviderFormatError",
+    "ProviderReply",
+    "ProviderRequest",
+    "Retryability",
+    "arguments_object",
+    "arguments_text",
+    "classify_http_status",
+    "error_body",
+    "fill_missing_call_ids",
+    "is_synthetic_id",
+    "loads_lenient",
+    "synthetic_call_id",
+    "tool_result_text",
+]

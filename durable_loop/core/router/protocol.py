@@ -1,0 +1,194 @@
+"""The router -> executor protocol: what each step's output must be, and how to read it.
+
+Model output is untrusted text. :func:`parse_router` and :func:`parse_executor` extract
+one JSON object (tolerating code fences and surrounding prose), validate it with
+jsonschema, and return either a typed value or a :class:`StepFailure` whose message is
+quoted back to the model in the single repair prompt. Pure and deterministic: the
+workflow imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal
+
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, JsonValue
+
+from durable_loop.core.tools import ToolSpec
+
+Choice = Literal["call_tool", "clarify", "none"]
+FailureCode = Literal["INVALID_JSON", "SCHEMA_INVALID"]
+MAX_ERRORS_QUOTED = 3
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+
+
+class RouterDecision(BaseModel):
+    choice: Choice
+    tool: str | None = None
+    question: str | None = None
+
+
+class ExecutorCall(BaseModel):
+    tool: str
+    args: dict[str, JsonValue]
+
+
+class StepFailure(BaseModel):
+    code: FailureCode
+    message: str
+
+
+class Extracted(BaseModel):
+    value: JsonValue
+    strict: bool  # the whole output was the JSON value (code fences aside)
+
+
+def extract_json(text: str) -> Extracted | StepFailure:
+    """The JSON object in ``text``: the whole text, else the first balanced ``{...}``."""
+    stripped = _FENCE.sub("", text.strip()).strip()
+    try:
+        return Extracted(value=json.loads(stripped), strict=True)
+    except ValueError:
+        pass
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", stripped):
+        try:
+            value, _ = decoder.raw_decode(stripped, match.start())
+        except ValueError:
+            continue
+        return Extracted(value=value, strict=False)
+    snippet = " ".join(text.split())[:120]
+    return StepFailure(code="INVALID_JSON", message=f"no JSON object found in: {snippet!r}")
+
+
+def _schema_errors(schema: dict[str, JsonValue], value: JsonValue) -> str | None:
+    errors = sorted(
+        Draft202012Validator(schema).iter_errors(value), key=lambda e: list(map(str, e.path))
+    )
+    if not errors:
+        return None
+    quoted = []
+    for error in errors[:MAX_ERRORS_QUOTED]:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        quoted.append(f"{where}: {error.message}")
+    return "; ".join(quoted)
+
+
+def normalise_tool_name(raw: JsonValue, names: list[str]) -> JsonValue:
+    """Map harmless spelling drift (case, spaces, hyphens) onto a known tool name."""
+    if not isinstance(raw, str):
+        return raw
+    key = re.sub(r"[\s\-]+", "_", raw.strip().lower())
+    return key if key in names else raw
+
+
+def router_schema(tool_names: list[str]) -> dict[str, JsonValue]:
+    tool_enum: list[JsonValue] = [*tool_names, None]
+    return {
+        "type": "object",
+        "required": ["choice", "tool", "question"],
+        "additionalProperties": False,
+        "properties": {
+            "choice": {"enum": ["call_tool", "clarify", "none"]},
+            "tool": {"enum": tool_enum},
+            "question": {"type": ["string", "null"], "maxLength": 300},
+        },
+        "allOf": [
+            {
+                "if": {"properties": {"choice": {"const": "call_tool"}}},
+                "then": {"properties": {"tool": {"type": "string"}}},
+            },
+            {
+                "if": {"properties": {"choice": {"const": "clarify"}}},
+                "then": {
+                    "properties": {
+                        "tool": {"type": "string"},
+                        "question": {"type": "string", "minLength": 3},
+                    }
+                },
+            },
+        ],
+    }
+
+
+def _route_hint(value: JsonValue, names: list[str]) -> str | None:
+    """A plain-words message for the mistakes small models make most (quoted in the repair
+    prompt, where a bare jsonschema message like "None is not of type 'string'" is lost)."""
+    if not isinstance(value, dict):
+        return None
+    choice, tool = value.get("choice"), value.get("tool")
+    listed = ", ".join(names)
+    if isinstance(choice, str) and choice in names:
+        return (
+            f'"choice" must be call_tool, clarify or none; to use {choice} answer '
+            f'{{"choice": "call_tool", "tool": "{choice}", "question": null}}'
+        )
+    if choice == "call_tool" and tool not in names:
+        return f'call_tool needs "tool" to be one of: {listed}. If no tool fits, choose none'
+    if choice == "clarify" and tool not in names:
+        return (
+            'clarify is only for a lookup whose identifier is missing, with "tool" set to '
+            f"that lookup ({listed}). For general questions choose none"
+        )
+    return None
+
+
+def parse_router(text: str, specs: list[ToolSpec]) -> RouterDecision | StepFailure:
+    """Validate a router output; ``clarify`` must name a tool with a required argument
+    (clarifying is only for a missing identifier of a lookup)."""
+    extracted = extract_json(text)
+    if isinstance(extracted, StepFailure):
+        return extracted
+    value = extracted.value
+    names = [s.name for s in specs]
+    if isinstance(value, dict) and "tool" in value:
+        value = {**value, "tool": normalise_tool_name(value["tool"], names)}
+    problem = _route_hint(value, names) or _schema_errors(router_schema(names), value)
+    if problem:
+        return StepFailure(code="SCHEMA_INVALID", message=problem)
+    decision = RouterDecision.model_validate(value)
+    if decision.choice == "clarify":
+        spec = next(s for s in specs if s.name == decision.tool)
+        if not spec.parameters.get("required"):
+            return StepFailure(
+                code="SCHEMA_INVALID",
+                message=f"clarify is only for a missing identifier, and {spec.name} needs none: "
+                "call the tool or choose none",
+            )
+    if decision.choice == "none":
+        decision = RouterDecision(choice="none")
+    return decision
+
+
+def executor_schema(spec: ToolSpec) -> dict[str, JsonValue]:
+    """The executor's envelope; ``args`` is then checked against the tool's own schema
+    (kept separate so its ``$ref``s resolve against its own root)."""
+    return {
+        "type": "object",
+        "required": ["tool", "args"],
+        "additionalProperties": False,
+        "properties": {"tool": {"const": spec.name}, "args": {"type": "object"}},
+    }
+
+
+def parse_executor(text: str, spec: ToolSpec) -> ExecutorCall | StepFailure:
+    extracted = extract_json(text)
+    if isinstance(extracted, StepFailure):
+        return extracted
+    value = extracted.value
+    if isinstance(value, dict) and "tool" in value:
+        value = {**value, "tool": normalise_tool_name(value["tool"], [spec.name])}
+    problem = _schema_errors(executor_schema(spec), value)
+    if problem is None and isinstance(value, dict):
+        inner = _schema_errors(spec.parameters, value["args"])
+        problem = None if inner is None else f"args: {inner}"
+    if problem:
+        return StepFailure(code="SCHEMA_INVALID", message=problem)
+    return ExecutorCall.model_validate(value)
+
+
+def is_strict_json(text: str) -> bool:
+    extracted = extract_json(text)
+    return isinstance(extracted, Extracted) and extracted.strict

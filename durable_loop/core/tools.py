@@ -1,0 +1,88 @@
+"""Tool specifications: what the loop and the model know about a tool (no callables)."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+
+from durable_loop.core.config import RetrySettings
+
+TOOL_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def check_tool_name(name: str) -> str:
+    """Names must be snake_case: the intersection of what OpenAI, Anthropic and Gemini accept."""
+    if not TOOL_NAME_PATTERN.fullmatch(name):
+        raise ValueError(
+            f"tool name {name!r} is not cross-provider safe: use snake_case "
+            "(lowercase letters, digits, underscores; start with a letter; at most 64 chars)"
+        )
+    return name
+
+
+def _empty_object_schema() -> dict[str, JsonValue]:
+    return {"type": "object", "properties": {}}
+
+
+class ToolSpec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str = ""
+    parameters: dict[str, JsonValue] = Field(default_factory=_empty_object_schema)
+    timeout_s: float | None = Field(default=None, gt=0)
+    retry: RetrySettings | None = None
+    ensemble: str | None = Field(default=None, description="The group the tool came from")
+    dedupe: bool = Field(
+        default=False,
+        description="An exact repeat (name + canonical arguments) within a session returns "
+        "the recorded result instead of running again",
+    )
+    local: bool = Field(
+        default=False, description="Short and side-effect free: runs as a local activity"
+    )
+    long_running: bool = Field(
+        default=False,
+        description="Runs on its own task queue, heartbeats, and is cancelled with the session",
+    )
+    task_queue: str | None = Field(
+        default=None, description="Task queue of a long-running tool (default: <queue>-long)"
+    )
+    heartbeat_timeout_s: float | None = Field(default=None, gt=0)
+    implicit_args: tuple[str, ...] = Field(
+        default=(),
+        description="Optional arguments the runtime fills in (e.g. the session's workspace); "
+        "the tool transform tools_hide_implicit_arguments keeps them from the model",
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return check_tool_name(value)
+
+    @model_validator(mode="after")
+    def _placement(self) -> ToolSpec:
+        if self.local and self.long_running:
+            raise ValueError(f"tool {self.name!r} cannot be both local and long_running")
+        return self
+
+
+class ToolCatalog(BaseModel):
+    """The tools a worker offers, as recorded once per run in workflow history."""
+
+    tools: list[ToolSpec] = Field(default_factory=list)
+
+    def by_name(self) -> dict[str, ToolSpec]:
+        return {t.name: t for t in self.tools}
+
+
+def visible_tool_names(
+    catalog: ToolCatalog, allowlist: list[str] | None, denylist: list[str]
+) -> list[str]:
+    """Masking: the tools sent to the model, and the only ones it may execute."""
+    deny = set(denylist)
+    allow = None if allowlist is None else set(allowlist)
+    return [
+        t.name for t in catalog.tools if t.name not in deny and (allow is None or t.name in allow)
+    ]

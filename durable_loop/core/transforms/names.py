@@ -1,0 +1,66 @@
+"""The valid transform names per application point, and the set a request uses."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from durable_loop.core.errors import ConfigError
+
+MESSAGE_TRANSFORMS = (
+    "assistant_tool_calls_content_null_if_blank",
+    "assistant_tool_calls_reasoning_content_empty_if_missing",
+    "assistant_tool_calls_signature_skip_validator_if_missing",
+)
+TOOL_TRANSFORMS = (
+    "openai_tools_strip_function_descriptions",
+    "tools_hide_implicit_arguments",
+)
+RESPONSE_TRANSFORMS = (
+    "assistant_function_call_to_tool_calls",
+    "assistant_tool_calls_object_to_array",
+    "assistant_tool_calls_arguments_json_string_if_hash",
+    "assistant_content_tool_call_tags_to_tool_calls",
+    "assistant_content_json_tool_calls_to_tool_calls",
+)
+TOOL_CALL_TRANSFORMS = ("assistant_tool_calls_arguments_blank_to_empty_object",)
+TOOL_RESULT_TRANSFORMS = ("tool_result_compact_envelope",)
+
+VALID_NAMES: dict[str, tuple[str, ...]] = {
+    "message_transforms": MESSAGE_TRANSFORMS,
+    "tool_transforms": TOOL_TRANSFORMS,
+    "response_transforms": RESPONSE_TRANSFORMS,
+    "tool_call_transforms": TOOL_CALL_TRANSFORMS,
+    "tool_result_transforms": TOOL_RESULT_TRANSFORMS,
+}
+
+
+def check_names(setting: str, names: list[str]) -> list[str]:
+    """Refuse unknown names (naming the valid ones); drop repeats, keep order."""
+    valid = VALID_NAMES[setting]
+    unknown = [n for n in names if n not in valid]
+    if unknown:
+        raise ConfigError(
+            f"{ConfigError.code}: unknown {setting} {unknown}; valid names: {', '.join(valid)}"
+        )
+    return list(dict.fromkeys(names))
+
+
+class TransformSet(BaseModel):
+    """The transforms one LLM request applies, per point (see ``docs/providers.md``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    message_transforms: list[str] = Field(default_factory=list)
+    tool_transforms: list[str] = Field(default_factory=list)
+    response_transforms: list[str] = Field(default_factory=list)
+    tool_call_transforms: list[str] = Field(default_factory=list)
+    tool_result_transforms: list[str] = Field(default_factory=list)
+
+    def all_names(self) -> list[str]:
+        return [
+            *self.message_transforms,
+            *self.tool_transforms,
+            *self.response_transforms,
+            *self.tool_call_transforms,
+            *self.tool_result_transforms,
+        ]

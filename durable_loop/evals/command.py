@@ -1,0 +1,200 @@
+"""``durable-loop eval``: tool-calling reliability per model, offline (scripted
+behaviours) by default, live against any endpoint with --live, the local model with
+--local. Every flag has a DURABLE_LOOP_EVAL_* environment variable of the same name."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from durable_loop.cli.errors import CliError
+
+ENV = "DURABLE_LOOP_EVAL_"
+
+
+def _opt(name: str, help: str, **kw: Any) -> Any:
+    env = ENV + name.lstrip("-").replace("-", "_").upper()
+    return typer.Option(name, envvar=env, help=f"{help} Env: {env}.", **kw)
+
+
+def _json(text: str | None, flag: str) -> dict[str, object]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise CliError("BAD_JSON", f"{flag} is not valid JSON: {err}") from None
+    if not isinstance(value, dict):
+        raise CliError("BAD_JSON", f"{flag} must be a JSON object")
+    return value
+
+
+def eval_command(
+    scenarios: Annotated[
+        str,
+        _opt(
+            "--scenarios",
+            "Preset (smoke, typical, extreme, all) and/or scenario names, comma-separated.",
+        ),
+    ] = "smoke",
+    trials: Annotated[int, _opt("--trials", "Runs per scenario.", min=1)] = 1,
+    jobs: Annotated[int, _opt("--jobs", "Sessions run concurrently.", min=1)] = 1,
+    live: Annotated[bool, _opt("--live", "Run against real endpoints (needs API keys).")] = False,
+    local: Annotated[
+        bool, _opt("--local", "Run against the local model (durable-loop local-llm); no key.")
+    ] = False,
+    behaviours: Annotated[
+        str, _opt("--behaviours", "Offline: scripted behaviours, comma-separated, or all.")
+    ] = "all",
+    models: Annotated[
+        str,
+        _opt("--models", "Live: model filter (ids, provider:X, tag:X, * wildcards, ! exclusions)."),
+    ] = "tag:stable",
+    provider: Annotated[
+        str, _opt("--provider", "Live: adapter for ids not in the catalog.")
+    ] = "openrouter",
+    base_url: Annotated[
+        str | None, _opt("--base-url", "Live: endpoint base URL (default per provider).")
+    ] = None,
+    api_prefix: Annotated[str | None, _opt("--api-prefix", "Live: path prefix, e.g. /v1.")] = None,
+    api_key_env: Annotated[
+        str | None, _opt("--api-key-env", "Live: variable holding the API key.")
+    ] = None,
+    profiles: Annotated[
+        str, _opt("--profiles", "Live: sampling profiles, comma-separated.")
+    ] = "default",
+    strategies: Annotated[
+        str, _opt("--strategies", "baseline and/or production (catalog workarounds).")
+    ] = "baseline,production",
+    fallback_matrix: Annotated[
+        bool, _opt("--fallback-matrix", "Live: run with and without a fallback model.")
+    ] = False,
+    fallback_model: Annotated[
+        str | None, _opt("--fallback-model", "Live: the fallback model id.")
+    ] = None,
+    timeout: Annotated[
+        float, _opt("--timeout", "Client timeout per request and per run, seconds.")
+    ] = 120.0,
+    request_overrides: Annotated[
+        str | None,
+        _opt(
+            "--request-overrides",
+            'JSON merged into every request, e.g. {"provider": {"only": ["groq"]}}.',
+        ),
+    ] = None,
+    sampling_defaults: Annotated[
+        str | None, _opt("--sampling-defaults", "JSON sampling options under every profile.")
+    ] = None,
+    pipeline: Annotated[
+        str, _opt("--pipeline", "tool_loop, or router (runs the routing benchmark).")
+    ] = "tool_loop",
+    out: Annotated[Path, _opt("--out", "Report root directory.")] = Path("eval-reports"),
+    local_port: Annotated[
+        int, _opt("--local-port", "Port for the in-process local model (0: a free one).")
+    ] = 0,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="Per-run lines.")] = 0,
+) -> None:
+    """Measure tool-calling reliability: scenarios through the real session workflow."""
+    if pipeline == "router":
+        _route_bench(
+            local=local,
+            base_url=base_url,
+            models=models,
+            provider=provider,
+            api_key_env=api_key_env,
+            behaviours=behaviours,
+            timeout=timeout,
+            out=out,
+            local_port=local_port,
+        )
+        return
+    if pipeline != "tool_loop":
+        raise CliError(
+            "UNKNOWN_PIPELINE", f"unknown pipeline {pipeline!r}; pipelines: tool_loop, router"
+        )
+    from durable_loop.evals.run import EvalOptions, execute
+
+    opts = EvalOptions(
+        scenarios=scenarios,
+        trials=trials,
+        jobs=jobs,
+        live=live,
+        local=local,
+        behaviours=behaviours,
+        models=models,
+        provider=provider,
+        base_url=base_url,
+        api_prefix=api_prefix,
+        api_key_env=api_key_env,
+        profiles=profiles,
+        strategies=strategies,
+        fallback_matrix=fallback_matrix,
+        fallback_model=fallback_model,
+        timeout_s=timeout,
+        request_overrides=_json(request_overrides, "--request-overrides"),  # type: ignore[arg-type]
+        sampling_defaults=_json(sampling_defaults, "--sampling-defaults"),  # type: ignore[arg-type]
+        out=out,
+        verbose=verbose,
+        local_port=local_port,
+    )
+    console = Console(stderr=True)
+    directory, summary = asyncio.run(execute(opts, console))
+    print((directory / "report.md").read_text())
+    console.print(
+        f"report: {directory}  (overall {summary.overall.success_rate:.0%}, "
+        f"tool scenarios {summary.tool_scenarios.success_rate:.0%})"
+    )
+
+
+def _route_bench(
+    *,
+    local: bool,
+    base_url: str | None,
+    models: str,
+    provider: str,
+    api_key_env: str | None,
+    behaviours: str,
+    timeout: float,
+    out: Path,
+    local_port: int,
+) -> None:
+    """``--pipeline router``: the routing benchmark with the eval flags that apply to it
+    (offline: a scripted behaviour; live: one model id; --local: the local model)."""
+    from durable_loop.cli.local_llm import DEFAULT_ALIAS
+    from durable_loop.evals.routing.command import route_bench
+    from durable_loop.evals.routing.scripted_models import BEHAVIOURS
+    from durable_loop.evals.run import EvalOptions, local_model
+
+    if local:
+        opts = EvalOptions(local=True, base_url=base_url, local_port=local_port, out=out)
+        model = models if models != "tag:stable" else DEFAULT_ALIAS
+        with local_model(opts, Console(stderr=True)) as url:
+            route_bench(base_url=url, model=model, timeout_s=timeout, out=out)
+        return
+    if base_url is None:
+        scripted = "keyword" if behaviours == "all" else behaviours
+        if scripted not in BEHAVIOURS:
+            raise CliError(
+                "UNKNOWN_BEHAVIOUR",
+                f"unknown routing behaviour {scripted!r}; behaviours: {', '.join(BEHAVIOURS)}",
+            )
+        route_bench(scripted=scripted, timeout_s=timeout, out=out)
+        return
+    if any(mark in models for mark in ("*", ":", "!", ",")):
+        raise CliError(
+            "MODEL_FILTER_UNSUPPORTED",
+            f"--pipeline router measures one model; give its id with --models, not {models!r}",
+        )
+    route_bench(
+        base_url=base_url,
+        model=models,
+        provider="openai" if provider == "openrouter" else provider,
+        api_key_env=api_key_env,
+        timeout_s=timeout,
+        out=out,
+    )

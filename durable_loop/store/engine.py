@@ -1,0 +1,80 @@
+"""Engines for the store: URL handling, SQLite tuning and migrations on start."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from durable_loop.store.database import tune_sqlite
+from durable_loop.store.transcript import TranscriptStore
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+MIGRATION_LOCK_ID = 7_243_001
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    url: str
+
+    @classmethod
+    def sqlite_file(cls, path: Path) -> StoreConfig:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return cls(url=f"sqlite:///{path}")
+
+
+def _urls(url: str) -> tuple[URL, URL]:
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return parsed.set(drivername="sqlite"), parsed.set(drivername="sqlite+aiosqlite")
+    if backend == "postgresql":
+        return (
+            parsed.set(drivername="postgresql+psycopg"),
+            parsed.set(drivername="postgresql+psycopg"),
+        )
+    raise ValueError(
+        f"unsupported store URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST/DB"
+    )
+
+
+def migrate(url: str) -> None:
+    """Bring the schema to the newest revision (idempotent; safe on every start)."""
+    sync_url, _ = _urls(url)
+    if sync_url.get_backend_name() == "sqlite" and sync_url.database not in (None, "", ":memory:"):
+        os.makedirs(os.path.dirname(os.path.abspath(sync_url.database)), exist_ok=True)
+    engine = create_engine(sync_url)
+    if sync_url.get_backend_name() == "sqlite":
+        event.listen(engine, "connect", tune_sqlite)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    try:
+        with engine.begin() as connection:
+            if sync_url.get_backend_name() == "postgresql":
+                # Workers (and tests) starting together must not run the DDL concurrently.
+                connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_ID})")
+            cfg.attributes["connection"] = connection
+            command.upgrade(cfg, "head")
+    finally:
+        engine.dispose()
+
+
+def async_engine(url: str) -> AsyncEngine:
+    _, async_url = _urls(url)
+    if async_url.get_backend_name() == "sqlite":
+        engine = create_async_engine(async_url, connect_args={"timeout": 30})
+        event.listen(engine.sync_engine, "connect", tune_sqlite)
+        return engine
+    return create_async_engine(async_url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def open_store(config: StoreConfig) -> TranscriptStore:
+    """Migrate, then return a store bound to an async engine."""
+    migrate(config.url)
+    return TranscriptStore(async_engine(config.url))

@@ -1,0 +1,17 @@
+"""MCP servers as tool sources: configuration, the worker's connection pool, ensembles."""
+
+from durable_loop.activities.mcp_pool import McpPool
+from durable_loop.core.mcp_errors import McpErrorCode, McpServerError
+from durable_loop.tools.mcp.config import McpServerConfig, load_mcp_config
+from durable_loop.tools.mcp.tools import ensemble_for, mcp_ensembles, mcp_registry
+
+__all__ = [
+    "McpErrorCode",
+    "McpPool",
+    "McpServerConfig",
+    "McpServerError",
+    "ensemble_for",
+    "load_mcp_config",
+    "mcp_ensembles",
+    "mcp_registry",
+]

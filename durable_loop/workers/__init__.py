@@ -1,1 +1,0 @@
-"""Processes and wiring: worker, embedded dev server, CLI."""

@@ -1,0 +1,136 @@
+import json
+
+import pytest
+
+from durable_loop.core.router.protocol import (
+    ExecutorCall,
+    RouterDecision,
+    StepFailure,
+    extract_json,
+    is_strict_json,
+    parse_executor,
+    parse_router,
+)
+from durable_loop.core.tools import ToolSpec
+from durable_loop.evals.routing.bench_tools import travel_desk
+
+SPECS = travel_desk().specs()
+BY_NAME = {s.name: s for s in SPECS}
+
+
+def route(obj) -> str:
+    return json.dumps(obj)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"choice": "call_tool", "tool": "flight_status", "question": null}',
+        '```json\n{"choice": "call_tool", "tool": "flight_status", "question": null}\n```',
+        'Sure! {"choice": "call_tool", "tool": "flight_status", "question": null} Hope it helps',
+        '{"choice": "call_tool", "tool": "Flight-Status", "question": null}',
+    ],
+)
+def test_router_output_is_read_from_untrusted_text(text):
+    assert parse_router(text, SPECS) == RouterDecision(choice="call_tool", tool="flight_status")
+
+
+def test_strictness_is_reported_separately():
+    assert is_strict_json('```json\n{"a": 1}\n```')
+    assert not is_strict_json('Here: {"a": 1}')
+    assert not extract_json('Here: {"a": 1}').strict
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "fragment"),
+    [
+        ("I think you want the weather tool", "INVALID_JSON", "no JSON object"),
+        ('{"choice": "call_tool", "tool": "weather", "question": null}', "SCHEMA_INVALID", "tool"),
+        ('{"choice": "maybe", "tool": null, "question": null}', "SCHEMA_INVALID", "choice"),
+        ('{"choice": "call_tool", "tool": null, "question": null}', "SCHEMA_INVALID", "tool"),
+        ('{"choice": "none", "tool": null}', "SCHEMA_INVALID", "'question' is a required"),
+        ('{"choice": "clarify", "tool": "package_track", "question": null}', "SCHEMA_INVALID", ""),
+        (
+            '{"choice": "none", "tool": null, "question": null, "answer": "42"}',
+            "SCHEMA_INVALID",
+            "Additional properties",
+        ),
+    ],
+)
+def test_router_failures_carry_a_code_and_a_quotable_message(text, code, fragment):
+    failure = parse_router(text, SPECS)
+    assert isinstance(failure, StepFailure)
+    assert failure.code == code and fragment in failure.message
+
+
+def test_clarify_is_only_for_a_missing_identifier():
+    asked = parse_router(
+        route({"choice": "clarify", "tool": "package_track", "question": "Tracking number?"}),
+        SPECS,
+    )
+    assert asked == RouterDecision(
+        choice="clarify", tool="package_track", question="Tracking number?"
+    )
+    no_identifier = ToolSpec(name="today", description="Today's date")
+    refused = parse_router(
+        route({"choice": "clarify", "tool": "today", "question": "Which day?"}),
+        [*SPECS, no_identifier],
+    )
+    assert isinstance(refused, StepFailure) and "only for a missing identifier" in refused.message
+
+
+def test_none_drops_whatever_else_was_said():
+    decision = parse_router(route({"choice": "none", "tool": None, "question": "hm?"}), SPECS)
+    assert decision == RouterDecision(choice="none")
+
+
+def test_executor_args_are_validated_against_the_one_tool_schema():
+    spec = BY_NAME["currency_convert"]
+    good = {"amount": 50, "from_currency": "EUR", "to_currency": "JPY"}
+    assert parse_executor(route({"tool": "currency_convert", "args": good}), spec) == ExecutorCall(
+        tool="currency_convert", args=good
+    )
+    bad = parse_executor(
+        route({"tool": "currency_convert", "args": {"amount": "50", "from_currency": "euro"}}),
+        spec,
+    )
+    assert isinstance(bad, StepFailure) and bad.code == "SCHEMA_INVALID"
+    assert "args:" in bad.message and "'to_currency' is a required property" in bad.message
+    other = parse_executor(route({"tool": "flight_status", "args": {}}), spec)
+    assert isinstance(other, StepFailure) and "currency_convert" in other.message
+
+
+def test_executor_schema_refs_resolve_against_the_tool_schema():
+    spec = ToolSpec(
+        name="book",
+        parameters={
+            "type": "object",
+            "$defs": {"seat": {"type": "string", "enum": ["aisle", "window"]}},
+            "properties": {"seat": {"$ref": "#/$defs/seat"}},
+            "required": ["seat"],
+        },
+    )
+    assert parse_executor('{"tool": "book", "args": {"seat": "aisle"}}', spec).args == {
+        "seat": "aisle"
+    }
+    refused = parse_executor('{"tool": "book", "args": {"seat": "floor"}}', spec)
+    assert isinstance(refused, StepFailure) and "seat" in refused.message
+
+
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [
+        (
+            {"choice": "currency_convert", "tool": None, "question": None},
+            '{"choice": "call_tool", "tool": "currency_convert", "question": null}',
+        ),
+        ({"choice": "call_tool", "tool": None, "question": None}, "If no tool fits, choose none"),
+        (
+            {"choice": "clarify", "tool": None, "question": "What do you mean?"},
+            "For general questions choose none",
+        ),
+    ],
+)
+def test_common_small_model_mistakes_get_plain_repair_hints(value, hint):
+    failure = parse_router(route(value), SPECS)
+    assert isinstance(failure, StepFailure) and hint in failure.message

@@ -1,0 +1,127 @@
+"""plan_turn: what the workflow decides for each call before anything executes."""
+
+from __future__ import annotations
+
+from durable_loop.core.canonical_json import arguments_fingerprint, utf8_len
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.contracts import ToolCallSummary
+from durable_loop.core.guards import call_key, plan_turn
+
+REGISTERED = {"add", "read_file", "secret"}
+VISIBLE = {"add", "read_file"}
+
+
+def call(name: str, arguments: str = "{}", call_id: str | None = None, index: int = 0):
+    valid, digest = arguments_fingerprint(arguments)
+    return ToolCallSummary(
+        index=index,
+        id=call_id or f"id_{index}",
+        name=name,
+        args_bytes=utf8_len(arguments),
+        args_sha256=digest,
+        args_valid_json=valid,
+    )
+
+
+def plan(calls, config=RuntimeConfig(), seen=None, tools_sent=True):
+    return plan_turn(
+        calls,
+        registered=REGISTERED,
+        visible=VISIBLE,
+        tools_sent=tools_sent,
+        config=config,
+        seen_calls=seen or {},
+        first_result_seq=10,
+    )
+
+
+def summary(result):
+    return [(d.action, d.error.code if d.error else None, d.result_seq) for d in result.decisions]
+
+
+def test_valid_calls_execute_with_consecutive_seqs():
+    result = plan([call("add", '{"a": 1}', index=0), call("read_file", "{}", index=1)])
+    assert summary(result) == [("execute", None, 10), ("execute", None, 11)]
+    assert result.ignored == 0 and result.repeated is False
+
+
+def test_each_refusal_gets_its_code():
+    calls = [
+        call("nope", index=0),
+        call("secret", index=1),
+        call("add", "[1, 2]", index=2),
+        call("add", '{"a": ', index=3),
+        call("add", "{}", call_id="id_0", index=4),
+    ]
+    assert [s[1] for s in summary(plan(calls))] == [
+        "TOOL_NOT_FOUND",
+        "TOOL_NOT_ALLOWED",
+        "INVALID_JSON",
+        "INVALID_JSON",
+        "DUPLICATE_CALL_ID",
+    ]
+
+
+def test_blank_arguments_count_as_an_empty_object():
+    assert summary(plan([call("add", "  ")])) == [("execute", None, 10)]
+
+
+def test_arguments_over_the_limit_are_refused_before_json_checks():
+    config = RuntimeConfig(max_tool_args_bytes=10)
+    result = plan([call("add", '{"text": "' + "é" * 10 + '"}')], config)
+    assert summary(result) == [("reject", "ARGUMENTS_TOO_LARGE", 10)]
+    assert "the limit is 10" in result.decisions[0].error.message
+
+
+def test_every_call_is_refused_when_tools_were_not_sent():
+    result = plan([call("add")], tools_sent=False)
+    assert summary(result) == [("reject", "TOOL_NOT_ALLOWED", 10)]
+
+
+def test_per_turn_limit_marks_the_extra_calls_ignored():
+    calls = [call("add", f'{{"a": {i}}}', index=i) for i in range(4)]
+    result = plan(calls, RuntimeConfig(max_tool_calls_per_turn=2))
+    assert [d.action for d in result.decisions] == ["execute", "execute", "reject", "reject"]
+    assert [d.ignored for d in result.decisions] == [False, False, True, True]
+    assert result.ignored == 2
+    assert result.decisions[2].error.code == "TOO_MANY_TOOL_CALLS"
+
+
+def test_parallel_tool_calls_false_limits_to_one_call():
+    result = plan(
+        [call("add", index=0), call("read_file", index=1)], RuntimeConfig(parallel_tool_calls=False)
+    )
+    assert [d.action for d in result.decisions] == ["execute", "reject"]
+    assert result.ignored == 1
+
+
+def test_repeated_identical_call_is_reused_whatever_the_key_order():
+    first = call("add", '{"a": 1, "b": 2}')
+    seen = {call_key("add", first.args_sha256): 4}
+    result = plan([call("add", '{ "b": 2, "a": 1 }', index=0)], seen=seen)
+    assert result.repeated is True
+    assert result.decisions[0].action == "reuse" and result.decisions[0].reuse_seq == 4
+
+
+def test_repeated_call_guard_can_be_disabled():
+    first = call("add", '{"a": 1}')
+    seen = {call_key("add", first.args_sha256): 4}
+    result = plan([first], RuntimeConfig(repeated_call_guard=False), seen=seen)
+    assert summary(result) == [("execute", None, 10)] and result.repeated is False
+
+
+def test_different_arguments_are_not_a_repeat():
+    seen = {call_key("add", call("add", '{"a": 1}').args_sha256): 4}
+    result = plan([call("add", '{"a": 2}')], seen=seen)
+    assert summary(result) == [("execute", None, 10)]
+
+
+def test_too_large_arguments_name_the_value_to_shorten():
+    config = RuntimeConfig(max_tool_args_bytes=100)
+    big = call("add", '{"ops": [{"op": "add", "path": "/note", "value": "' + "x" * 150 + '"}]}')
+    big = big.model_copy(update={"args_largest": "/ops/0/value (150 chars)"})
+    [decision] = plan([big], config).decisions
+    message = decision.error.message
+    assert "The longest value is /ops/0/value (150 chars)" in message
+    assert f"at least {big.args_bytes - 100} characters shorter" in message
+    assert "call add again" in message

@@ -1,0 +1,31 @@
+from durable_loop.core.tools import TOOL_NAME_PATTERN
+from durable_loop.tools.mcp.naming import safe_tool_name, snake
+
+
+def test_snake_case_from_what_servers_use():
+    assert snake("get-sum") == "get_sum"
+    assert snake("Shout Text") == "shout_text"
+    assert snake("readFileAsText") == "read_file_as_text"
+    assert snake("files.read") == "files_read"
+    assert snake("--") == ""
+
+
+def test_names_are_prefixed_unique_and_provider_safe():
+    taken: set[str] = {"toy_echo"}
+    first = safe_tool_name("toy", "echo", taken)
+    second = safe_tool_name("toy", "Echo", taken)
+    assert first != "toy_echo" and first.startswith("toy_echo_")
+    assert second not in {first, "toy_echo"}
+    assert taken == {"toy_echo", first, second}
+    assert safe_tool_name("", "2fast", set()) == "t_2fast"
+    long_name = safe_tool_name("server", "x" * 200, set())
+    assert len(long_name) == 64
+    for name in [first, second, long_name]:
+        assert TOOL_NAME_PATTERN.fullmatch(name)
+
+
+def test_long_names_that_share_a_prefix_stay_distinct():
+    taken: set[str] = set()
+    a = safe_tool_name("s", "y" * 100 + "a", taken)
+    b = safe_tool_name("s", "y" * 100 + "b", taken)
+    assert a != b and len(a) == len(b) == 64
