@@ -19,9 +19,11 @@ from temporalio.testing import WorkflowEnvironment
 
 from durable_loop.cli.devserver import start_local_environment
 from durable_loop.client.sessions import SessionClient
-from durable_loop.core.config import LlmEndpoint, RetrySettings, RuntimeConfig
+from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.config import SessionSettings as Settings
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.registry import ToolRegistry
+from durable_loop.core.retry import RetrySettings
 from durable_loop.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
 from durable_loop.worker.builder import WorkerDeps, WorkerTuning, build_worker, new_http_client

@@ -27,13 +27,9 @@ from pydantic import BaseModel
 from bench.common import PAGE_BYTES, TOOL_NAME, HistoryStats, measure, page_tools
 from bench.harness import dev_server, durable_worker, machine, median, publish
 from durable_loop.core import names
-from durable_loop.core.config import (
-    ContextWindow,
-    LlmEndpoint,
-    RetrySettings,
-    RuntimeConfig,
-    SessionSettings,
-)
+from durable_loop.core.config import RuntimeConfig, SessionSettings
+from durable_loop.core.endpoint import ContextWindow, LlmEndpoint
+from durable_loop.core.retry import RetrySettings
 from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
 from durable_loop.testing.history import session_histories
 

@@ -15,8 +15,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.core.config import LlmEndpoint
     from durable_loop.core.contracts import CloseRequest, UserMessage
+    from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.envelope import Envelope
     from durable_loop.core.messages import Message
     from durable_loop.core.tools import ToolSpec

@@ -36,9 +36,11 @@ from bench.naive_loop import (
 )
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
-from durable_loop.core.config import LlmEndpoint, RetrySettings, RuntimeConfig
+from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.config import SessionSettings as Settings
 from durable_loop.core.contracts import CloseRequest, UserMessage
+from durable_loop.core.endpoint import LlmEndpoint
+from durable_loop.core.retry import RetrySettings
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import ScriptedLLM
 from durable_loop.testing.history import session_histories

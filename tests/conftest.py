@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import uuid
 
-from durable_loop.core.config import (
-    LlmEndpoint,
-    RetrySettings,
-    RuntimeConfig,
-    SessionSettings,
-)
+from durable_loop.core.config import RuntimeConfig, SessionSettings
+from durable_loop.core.endpoint import LlmEndpoint
+from durable_loop.core.retry import RetrySettings
 from durable_loop.testing import ScriptedLLM
 
 FAST_RETRY = RetrySettings(initial_interval_s=0.1, maximum_interval_s=1.0, maximum_attempts=3)

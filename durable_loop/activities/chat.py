@@ -14,7 +14,7 @@ import httpx
 from pydantic import JsonValue
 
 from durable_loop.activities.provider_http import adapter_for, post, read_api_key, read_reply
-from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.messages import Message, Usage
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.transforms.inbound import InboundContext

@@ -19,6 +19,7 @@ from durable_loop.activities.appends import write_appends
 from durable_loop.activities.heartbeat import heartbeating
 from durable_loop.activities.llm_stream import ChunkWriter, post_streaming
 from durable_loop.activities.provider_http import adapter_for, post, read_api_key, read_reply
+from durable_loop.activities.turn_history import turn_history
 from durable_loop.core import names
 from durable_loop.core.canonical_json import (
     arguments_fingerprint,
@@ -26,14 +27,14 @@ from durable_loop.core.canonical_json import (
     utf8_len,
 )
 from durable_loop.core.contracts import LlmTurnInput, LlmTurnOutput, ToolCallSummary
-from durable_loop.core.messages import Usage
+from durable_loop.core.messages import StoredMessage, Usage
 from durable_loop.core.providers.base import fill_missing_call_ids
 from durable_loop.core.providers.openai_stream import STREAMING_PROVIDERS, streaming_request
 from durable_loop.core.registry import ToolRegistry
-from durable_loop.core.request import build_turn_request, turn_history
+from durable_loop.core.request import build_turn_request
 from durable_loop.core.transforms.inbound import InboundContext
 from durable_loop.core.transforms.registry import transform_tool_calls
-from durable_loop.store import StoredMessage, TranscriptStore
+from durable_loop.store import TranscriptStore
 from durable_loop.store.stream import StreamStore
 
 LARGE_ARGS_BYTES = 256

@@ -12,7 +12,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.provider_http import endpoint_url, http_error, redact
-from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.providers import ProviderAdapter, ProviderRequest
 from durable_loop.core.providers.base import SNIPPET_LIMIT

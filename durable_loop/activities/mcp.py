@@ -17,7 +17,7 @@ from pydantic import JsonValue
 from durable_loop.activities.mcp_pool import McpPool
 from durable_loop.core.canonical_json import utf8_len
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.mcp_errors import McpServerError
+from durable_loop.core.mcp import McpServerError
 from durable_loop.core.registry import ToolFailure
 
 

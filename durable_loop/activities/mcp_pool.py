@@ -23,8 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import ValidationError
 
-from durable_loop.core.mcp_errors import McpErrorCode, McpServerError
-from durable_loop.tools.mcp.config import McpServerConfig, expand_all
+from durable_loop.core.mcp import McpErrorCode, McpServerConfig, McpServerError, expand_all
 
 log = logging.getLogger(__name__)
 

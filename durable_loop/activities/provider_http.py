@@ -11,7 +11,7 @@ import httpx
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.retry_after import parse_retry_after
-from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ConfigError, ErrorCode
 from durable_loop.core.providers import (
     ProviderAdapter,

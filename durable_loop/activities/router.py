@@ -21,7 +21,7 @@ from durable_loop.activities.chat import chat_once
 from durable_loop.core import names
 from durable_loop.core.canonical_json import utf8_len
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.messages import Message, Usage
+from durable_loop.core.messages import Message, StoredMessage, Usage
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.router.contracts import (
     RouterAnswerInput,
@@ -36,7 +36,7 @@ from durable_loop.core.router.prompts import (
     summarizer_messages,
     with_repair,
 )
-from durable_loop.store import StoredMessage, TranscriptStore
+from durable_loop.store import TranscriptStore
 
 CONTEXT_WINDOW = 40
 

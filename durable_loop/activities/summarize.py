@@ -20,12 +20,12 @@ from durable_loop.core import names
 from durable_loop.core.context_window import summary_message
 from durable_loop.core.contracts import SummarizeInput, SummarizeOutput
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.messages import Message, Usage
+from durable_loop.core.messages import Message, StoredMessage, Usage
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.providers.base import tool_result_text
 from durable_loop.core.request import SUMMARY_META_KEY
 from durable_loop.core.transforms.inbound import InboundContext
-from durable_loop.store import StoredMessage, TranscriptStore
+from durable_loop.store import TranscriptStore
 
 SUMMARIZER_PROMPT = (
     "You compress conversations between a user, an assistant and its tools. Write a short "

@@ -18,9 +18,9 @@ from durable_loop.core.contracts import (
 )
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.messages import Message
+from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.registry import ToolContext, ToolRegistry
-from durable_loop.store import StoredMessage, TranscriptStore
+from durable_loop.store import TranscriptStore
 
 
 def idempotency_key(workflow_id: str, call_id: str, result_seq: int) -> str:

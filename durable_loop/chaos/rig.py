@@ -19,16 +19,13 @@ from durable_loop.chaos.ledger import Ledger
 from durable_loop.chaos.processes import ServerProcess, WorkerProcess
 from durable_loop.client.connect import connect
 from durable_loop.client.sessions import SessionClient
-from durable_loop.core.config import (
-    LlmEndpoint,
-    RetrySettings,
-    RuntimeConfig,
-    SessionSettings,
-)
+from durable_loop.client.settings import TemporalSettings
+from durable_loop.core.config import RuntimeConfig, SessionSettings
+from durable_loop.core.endpoint import LlmEndpoint
+from durable_loop.core.retry import RetrySettings
 from durable_loop.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.store.workspace import WorkspaceStore, open_workspace_store
 from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM
-from durable_loop.worker.settings import TemporalSettings
 
 T = TypeVar("T")
 HEARTBEAT_TIMEOUT_S = 2.0

@@ -10,7 +10,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
-from durable_loop.worker.settings import TemporalSettings
+from durable_loop.client.settings import TemporalSettings
 
 
 class TemporalUnreachable(ConnectionError):

@@ -19,7 +19,7 @@ from durable_loop.client.trace.models import Trace
 from durable_loop.client.update_retry import new_message_id, until_admitted
 from durable_loop.core import names
 from durable_loop.core.catalog import refuse_unreliable_enforced
-from durable_loop.core.config import LlmEndpoint, SessionSettings
+from durable_loop.core.config import SessionSettings
 from durable_loop.core.constants import TASK_QUEUE
 from durable_loop.core.contracts import (
     CloseRequest,
@@ -34,6 +34,7 @@ from durable_loop.core.contracts import (
     TranscriptTail,
     UserMessage,
 )
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.proposals import (
     DecisionResult,
     PendingProposal,

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from durable_loop.core.config import LlmEndpoint, SessionSettings, ToolUseMode
+from durable_loop.core.config import SessionSettings, ToolUseMode
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ConfigError
 
 OPENAI_COMPATIBLE = frozenset({"openai", "openrouter"})

@@ -5,7 +5,6 @@ Presets may compose values for it, but the loop reads only this model.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from enum import StrEnum
 from typing import Annotated
 
@@ -17,13 +16,12 @@ from pydantic import (
     JsonValue,
     ValidationInfo,
     field_validator,
-    model_validator,
 )
 
-from durable_loop.core.router.config import RouterConfig
+from durable_loop.core.endpoint import RESERVED_REQUEST_KEYS, LlmEndpoint
+from durable_loop.core.retry import RetrySettings
 from durable_loop.core.transforms.names import TransformSet, check_names
 
-RESERVED_REQUEST_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "response_format"})
 DEFAULT_FIX_EMPTY_FINAL_TEXT = (
     "Your last reply was empty. Using the tool results above, write the final answer now."
 )
@@ -61,109 +59,42 @@ def split_names(value: object) -> object:
 NameList = Annotated[list[str], BeforeValidator(split_names)]
 
 
-class RetrySettings(BaseModel):
-    """A Temporal retry policy in plain numbers."""
+class RouterConfig(BaseModel):
+    """Settings of the router -> executor pipeline (the ``router`` loop strategy)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    initial_interval_s: float = Field(default=1.0, gt=0)
-    backoff_coefficient: float = Field(default=2.0, ge=1.0)
-    maximum_interval_s: float = Field(default=60.0, gt=0)
-    maximum_attempts: int = Field(default=5, ge=0, description="0 means unlimited")
-
-    def initial_interval(self) -> timedelta:
-        return timedelta(seconds=self.initial_interval_s)
-
-    def maximum_interval(self) -> timedelta:
-        return timedelta(seconds=self.maximum_interval_s)
-
-
-class ContextWindow(BaseModel):
-    """A per-model budget for the request the LLM activity builds from the transcript.
-
-    Without a tokenizer, ``max_tokens`` becomes characters at ``chars_per_token`` (a
-    deliberately low ratio, so the estimate errs on the short side).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    max_chars: int | None = Field(default=None, gt=0)
-    max_tokens: int | None = Field(default=None, gt=0)
-    chars_per_token: float = Field(default=3.0, gt=0)
-
-    def budget_chars(self) -> int | None:
-        limits = [self.max_chars] if self.max_chars else []
-        if self.max_tokens:
-            limits.append(int(self.max_tokens * self.chars_per_token))
-        return min(limits) if limits else None
-
-
-def default_api_prefix(provider: str) -> str:
-    """The provider adapter's own prefix (``/v1``, ``/v1beta``...); ``/v1`` if unknown."""
-    # Imported here: the adapters import the tool specs, which import this module.
-    from durable_loop.core.providers import ADAPTERS
-
-    adapter = ADAPTERS.get(provider)
-    return adapter.default_api_prefix if adapter is not None else "/v1"
-
-
-class LlmEndpoint(BaseModel):
-    """Where and how to reach a model. Holds the *name* of the key variable, never the key."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    provider: str = "openai"
-    model: str
-    base_url: str = "http://127.0.0.1:8080"
-    api_prefix: str = Field(
-        default="/v1",
-        description="Path between base_url and the endpoint; when unset (or None) the "
-        "provider adapter's default: /v1 for openai and anthropic, /v1beta for gemini.",
-    )
-    api_key_env: str | None = Field(
+    model: str | None = Field(
         default=None,
-        description="Name of the worker environment variable holding the API key.",
+        description="Model for the router, executor and summarizer steps "
+        "(default: the session's model, on the same endpoint)",
     )
-    timeout_s: float = Field(default=120.0, gt=0)
-    retry: RetrySettings = RetrySettings()
-    llm_options: dict[str, JsonValue] = Field(
-        default_factory=dict,
-        description="Request options for this model (e.g. its sampling profile); "
-        "runtime request_overrides win over them.",
+    summarize: bool = Field(
+        default=True,
+        description="Turn the tool output into the answer with one more model pass (no tools); "
+        "off: the reply is the tool output itself",
     )
-    context_window: ContextWindow | None = None
-    tool_calling_reliable: bool | None = Field(
-        default=None,
-        description="Marks the model for tool_use_mode=enforced; None asks the catalog.",
+    repair_attempts: int = Field(
+        default=1, ge=0, le=3, description="Retries with a prompt quoting the error"
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _provider_prefix(cls, data: object) -> object:
-        if isinstance(data, dict) and data.get("api_prefix") is None:
-            provider = data.get("provider") or "openai"
-            data = {**data, "api_prefix": default_api_prefix(str(provider))}
-        return data
-
-    @field_validator("llm_options")
-    @classmethod
-    def _drop_reserved_options(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        return {k: v for k, v in value.items() if k not in RESERVED_REQUEST_KEYS}
-
-    @field_validator("base_url")
-    @classmethod
-    def _base_url_is_http(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
-        return value.rstrip("/")
-
-    @field_validator("api_prefix")
-    @classmethod
-    def _prefix_shape(cls, value: str) -> str:
-        value = value.strip()
-        if value and not value.startswith("/"):
-            value = "/" + value
-        return value.rstrip("/")
+    context_messages: int = Field(
+        default=2,
+        ge=0,
+        le=20,
+        description="Earlier text messages the router sees (e.g. the question it asked)",
+    )
+    max_output_bytes: int = Field(
+        default=4_000, ge=256, description="Longest router/executor output kept; longer fails"
+    )
+    summary_input_bytes: int = Field(
+        default=6_000, ge=256, description="Tool output shown to the summarizer, at most"
+    )
+    temperature: float | None = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=512, ge=16)
+    json_mode: bool = Field(
+        default=False,
+        description='Ask the server for JSON output (OpenAI response_format "json_object")',
+    )
 
 
 class RuntimeConfig(BaseModel):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from durable_loop.core.canonical_json import canonical_dumps
-from durable_loop.core.config import ContextWindow
+from durable_loop.core.endpoint import ContextWindow
 from durable_loop.core.messages import Message
 from durable_loop.core.tools import ToolSpec
 

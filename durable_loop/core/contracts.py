@@ -10,11 +10,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
-from durable_loop.core.config import LlmEndpoint, SessionSettings
+from durable_loop.core.config import SessionSettings
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import CodedError
 from durable_loop.core.messages import Message, Usage
+from durable_loop.core.pipeline_trace import PipelineTrace
 from durable_loop.core.proposals import ProposalBookState, ProposalNotice
-from durable_loop.core.router.trace import PipelineTrace
 from durable_loop.core.tools import ToolCatalog
 from durable_loop.core.transforms.defaults import with_provider_normalization
 from durable_loop.core.transforms.names import TransformSet

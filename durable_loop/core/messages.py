@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from durable_loop.core.envelope import Envelope
 
@@ -67,3 +69,13 @@ class Message(BaseModel):
     @classmethod
     def tool_result(cls, call_id: str, name: str, envelope: Envelope) -> Message:
         return cls(role="tool", tool_call_id=call_id, name=name, envelope=envelope)
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """One transcript row: the message, its seq and what the store keeps beside it."""
+
+    seq: int
+    message: Message
+    meta: dict[str, JsonValue] = field(default_factory=dict)
+    created_at: datetime | None = None

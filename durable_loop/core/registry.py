@@ -17,8 +17,8 @@ from typing import Any, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, JsonValue, create_model
 
-from durable_loop.core.config import RetrySettings
 from durable_loop.core.proposals import NEVER_MODEL_FACING
+from durable_loop.core.retry import RetrySettings
 from durable_loop.core.tools import ToolCatalog, ToolSpec
 
 ToolFunction = Callable[..., Any]

@@ -1,5 +1,6 @@
 """Building one LLM request from the stored transcript: tools, options, context window,
-transforms, prompt plan and fingerprint. Reads the store; everything else is pure."""
+transforms, prompt plan and fingerprint. Pure: the rows come in already read
+(:mod:`durable_loop.activities.turn_history` reads them)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,10 @@ from durable_loop.core.context_window import (
     ContextReport,
     TranscriptItem,
     build_context,
-    message_chars,
     tools_chars,
 )
 from durable_loop.core.contracts import LlmTurnInput
-from durable_loop.core.messages import Message
+from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.providers import ProviderAdapter, ProviderRequest
 from durable_loop.core.registry import ToolRegistry
@@ -24,10 +24,8 @@ from durable_loop.core.transforms.registry import (
     transform_tools,
     transform_wire_messages,
 )
-from durable_loop.store import StoredMessage, TranscriptStore
 
 SUMMARY_META_KEY = "summary_of"
-TAIL_PAGE = 64
 
 
 @dataclass(frozen=True)
@@ -56,40 +54,7 @@ def transcript_items(
     return items
 
 
-async def window_history(
-    store: TranscriptStore, session_id: str, upto_seq: int, budget_chars: int
-) -> tuple[list[StoredMessage], int]:
-    """What a context window of ``budget_chars`` can keep, without reading the whole
-    transcript: the newest whole units (a tool result is never the oldest row read) holding
-    more than the budget, plus the newest older summary. Returns the messages, oldest first,
-    and how many older ones were not read (they would all be left out).
-
-    Reading everything made each LLM turn cost O(transcript): at 5,000 turns (20,000
-    messages) about 2 s of store reads and parsing per call (bench/history_per_turn.py).
-    """
-    tail: list[StoredMessage] = []
-    chars = 0
-    cursor = upto_seq
-    while True:
-        page = await store.read_newest(session_id, cursor, TAIL_PAGE)
-        tail.extend(page)
-        chars += sum(message_chars(m.message) for m in page)
-        if len(page) < TAIL_PAGE:
-            return list(reversed(tail)), 0
-        cursor = page[-1].seq
-        if chars > budget_chars and tail[-1].message.role != "tool":
-            break
-    oldest = tail[-1].seq
-    older = [m for m in await store.read_role(session_id, "system", oldest) if _covers(m)]
-    newest = max([m for m in tail if _covers(m)] + older[-1:], key=lambda m: m.seq, default=None)
-    covers = min(_covers(newest), oldest) if newest else 0
-    # What build_context would report as dropped: older rows the summary does not cover.
-    unread = await store.count(session_id, oldest) - await store.count(session_id, covers)
-    unread -= sum(1 for m in older if m.seq >= covers)
-    return older[-1:] + list(reversed(tail)), unread
-
-
-def _covers(stored: StoredMessage) -> int:
+def covers(stored: StoredMessage) -> int:
     covers = stored.meta.get(SUMMARY_META_KEY)
     return covers if isinstance(covers, int) else 0
 
@@ -110,24 +75,6 @@ class TurnHistory:
     """Older messages not read because the context window leaves them out anyway."""
     reply: StoredMessage | None
     """The reply an earlier attempt of this activity already stored at ``assistant_seq``."""
-
-
-async def turn_history(store: TranscriptStore, inp: LlmTurnInput) -> TurnHistory:
-    """The transcript before the reply's seq, and the reply itself if it exists. Without a
-    context window both come from one read (the reply is the row at ``assistant_seq``)."""
-    session_id, seq = inp.transcript.session_id, inp.assistant_seq
-    window = inp.endpoint.context_window
-    budget = window.budget_chars() if window else None
-    if budget is None:
-        rows = await store.read(session_id, upto_seq=seq + 1)
-        if rows and rows[-1].seq == seq:
-            return TurnHistory(messages=rows[:-1], unread=0, reply=rows[-1])
-        return TurnHistory(messages=rows, unread=0, reply=None)
-    reply = await store.get(session_id, seq)
-    if reply is not None:
-        return TurnHistory(messages=[], unread=0, reply=reply)
-    messages, unread = await window_history(store, session_id, seq, budget)
-    return TurnHistory(messages=messages, unread=unread, reply=None)
 
 
 def build_turn_request(

@@ -32,7 +32,8 @@ from durable_loop.core.constants import STATE_DIR, STORE_DB
 if TYPE_CHECKING:
     from durable_loop.cli.devserver import DevServer
     from durable_loop.client.trace.models import Trace
-    from durable_loop.core.config import LlmEndpoint, RetrySettings
+    from durable_loop.core.endpoint import LlmEndpoint
+    from durable_loop.core.retry import RetrySettings
     from durable_loop.demo.session import DemoReport
 
 # Heavy modules (Temporal SDK, SQLAlchemy, the model runtime) are imported inside the
@@ -50,7 +51,7 @@ LLM_TIMEOUT_S = 180.0
 
 
 def llm_retry() -> RetrySettings:
-    from durable_loop.core.config import RetrySettings
+    from durable_loop.core.retry import RetrySettings
 
     return RetrySettings(initial_interval_s=2.0, maximum_interval_s=30.0, maximum_attempts=3)
 
@@ -65,7 +66,7 @@ def endpoint_from_env(environ: Mapping[str, str]) -> LlmEndpoint | None:
             "CONFIG_ERROR",
             "DURABLE_LOOP_LLM_BASE_URL is set but DURABLE_LOOP_LLM_MODEL is not: name the model",
         )
-    from durable_loop.core.config import LlmEndpoint
+    from durable_loop.core.endpoint import LlmEndpoint
 
     chosen = {k: v for k, v in values.items() if v}
     return LlmEndpoint.model_validate({**chosen, "timeout_s": LLM_TIMEOUT_S, "retry": llm_retry()})
@@ -90,7 +91,7 @@ def local_endpoint(
 ) -> Iterator[LlmEndpoint]:
     from durable_loop.cli.local_llm import ensure_model, serve_local_model
     from durable_loop.cli.model_fetch import is_complete, variant_of
-    from durable_loop.core.config import LlmEndpoint
+    from durable_loop.core.endpoint import LlmEndpoint
 
     variant = variant_of(model)
     fetched = not is_complete(variant)
@@ -131,12 +132,12 @@ async def run_session(
 ) -> tuple[DemoReport, Trace]:
     from durable_loop.client.connect import connect
     from durable_loop.client.sessions import SessionClient
+    from durable_loop.client.settings import TemporalSettings
     from durable_loop.client.trace.fetch import load_trace
     from durable_loop.demo.session import demo_settings, run_demo_session
     from durable_loop.demo.tools import Notebook, demo_registry
     from durable_loop.store import StoreConfig, open_store
     from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
-    from durable_loop.worker.settings import TemporalSettings
 
     client = await connect(TemporalSettings(address=address))
     store_config = StoreConfig.sqlite_file((state_dir / STORE_DB).resolve())

@@ -18,10 +18,12 @@ from pydantic import BaseModel, Field
 
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names, presets
-from durable_loop.core.config import LlmEndpoint, RuntimeConfig, SessionSettings
+from durable_loop.core.config import RuntimeConfig, SessionSettings
 from durable_loop.core.contracts import RunResult
+from durable_loop.core.endpoint import LlmEndpoint
+from durable_loop.core.messages import StoredMessage
 from durable_loop.demo.tools import Notebook
-from durable_loop.store import StoredMessage, TranscriptStore
+from durable_loop.store import TranscriptStore
 
 Emit = Callable[[str], None]
 

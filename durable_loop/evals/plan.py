@@ -10,7 +10,9 @@ from pydantic import JsonValue
 
 from durable_loop.core import presets
 from durable_loop.core.catalog import SamplingProfile
-from durable_loop.core.config import LlmEndpoint, RetrySettings, SessionSettings
+from durable_loop.core.config import SessionSettings
+from durable_loop.core.endpoint import LlmEndpoint
+from durable_loop.core.retry import RetrySettings
 from durable_loop.evals.behaviours import Behaviour
 from durable_loop.evals.harness import WORKSPACE_TOOLS
 from durable_loop.evals.runner import Job

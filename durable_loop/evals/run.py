@@ -21,7 +21,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from durable_loop.cli.errors import CliError
 from durable_loop.cli.local_llm import DEFAULT_ALIAS
 from durable_loop.core.catalog import SamplingProfile
-from durable_loop.core.config import LlmEndpoint, RetrySettings
+from durable_loop.core.endpoint import LlmEndpoint
+from durable_loop.core.retry import RetrySettings
 from durable_loop.evals.behaviours import BEHAVIOURS, behaviour
 from durable_loop.evals.filters import Selected, select_models
 from durable_loop.evals.harness import eval_target

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import AsyncIterable
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Path, Request, status
+from fastapi import APIRouter, Depends, Header, Path, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 
@@ -17,8 +17,8 @@ from durable_loop.client.trace.models import Trace
 from durable_loop.core import names
 from durable_loop.core.contracts import RunResult, SessionStatus
 from durable_loop.core.proposals import DecisionResult, ProposalList
-from durable_loop.service.app import ServiceDeps
 from durable_loop.service.auth import require_identity
+from durable_loop.service.deps import ServiceDeps, deps_of
 from durable_loop.service.errors import ApiError, ErrorBody, ErrorDetail, refusal
 from durable_loop.service.models import (
     SESSION_ID_PATTERN,
@@ -57,11 +57,6 @@ IdempotencyKey = Annotated[
         "instead of starting a second turn",
     ),
 ]
-
-
-def deps_of(request: Request) -> ServiceDeps:
-    deps: ServiceDeps = request.app.state.deps
-    return deps
 
 
 Deps = Annotated[ServiceDeps, Depends(deps_of)]

@@ -7,6 +7,7 @@ another site cannot post a decision; its identity is recorded as the approver.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlencode
 
@@ -18,18 +19,13 @@ from temporalio.service import RPCError
 
 from durable_loop.client.approvals import ProposalNotPending
 from durable_loop.core.proposals import DecisionResult, Verdict
-from durable_loop.service.app import HERE, ServiceDeps
 from durable_loop.service.auth import COOKIE, page_identity
+from durable_loop.service.deps import ServiceDeps, deps_of
 from durable_loop.service.errors import ApiError, from_rpc, not_pending, refusal
 
 router = APIRouter(include_in_schema=False)
-templates = Jinja2Templates(directory=HERE / "templates")
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 PAGE = "/ui/approvals"
-
-
-def _deps(request: Request) -> ServiceDeps:
-    deps: ServiceDeps = request.app.state.deps
-    return deps
 
 
 def _back(**params: str) -> RedirectResponse:
@@ -53,7 +49,7 @@ async def approvals(
     identity = page_identity(request)
     if identity is None:
         return templates.TemplateResponse(request, "login.html", {"failed": False})
-    deps = _deps(request)
+    deps = deps_of(request)
     outcome = await _outcome(deps, session, proposal) if session and proposal else None
     listing = await deps.directory.pending(deps.workspace)
     context = {
@@ -68,7 +64,7 @@ async def approvals(
 
 @router.post("/ui/login")
 async def login(request: Request, token: Annotated[str, Form()]) -> Response:
-    if _deps(request).tokens.identity(token.strip()) is None:
+    if deps_of(request).tokens.identity(token.strip()) is None:
         return templates.TemplateResponse(request, "login.html", {"failed": True}, 401)
     response = _back()
     response.set_cookie(COOKIE, token.strip(), httponly=True, samesite="strict", path="/ui")
@@ -94,7 +90,7 @@ async def decide(
     identity = page_identity(request)
     if identity is None:
         return templates.TemplateResponse(request, "login.html", {"failed": False}, 401)
-    deps = _deps(request)
+    deps = deps_of(request)
     deps.directory.remember(session_id)
     decide_with = deps.sessions.confirm if verdict == "confirm" else deps.sessions.reject
     try:

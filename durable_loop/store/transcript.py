@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, cast
 
 from pydantic import JsonValue
@@ -14,19 +12,11 @@ from sqlalchemy import Connection, Select, Table, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from durable_loop.core.canonical_json import scrub_surrogates
-from durable_loop.core.messages import Message
+from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.store.database import Database, insert_ignore
 from durable_loop.store.schema import TranscriptRow
 
 TRANSCRIPT = cast(Table, TranscriptRow.__table__)
-
-
-@dataclass(frozen=True)
-class StoredMessage:
-    seq: int
-    message: Message
-    meta: dict[str, JsonValue] = field(default_factory=dict)
-    created_at: datetime | None = None
 
 
 _SESSION = TRANSCRIPT.c.session_id == bindparam("session_id")

@@ -17,8 +17,9 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
-    from durable_loop.core.config import LlmEndpoint, RuntimeConfig
+    from durable_loop.core.config import RuntimeConfig
     from durable_loop.core.contracts import LlmTurnOutput, SummarizeInput, SummarizeOutput
+    from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.messages import Usage
 
 

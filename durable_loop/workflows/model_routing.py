@@ -21,7 +21,7 @@ from temporalio.exceptions import ActivityError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core.catalog import refuse_unreliable_enforced
-    from durable_loop.core.config import LlmEndpoint, RuntimeConfig, SessionSettings
+    from durable_loop.core.config import RuntimeConfig, SessionSettings
     from durable_loop.core.contracts import (
         FallbackRecord,
         LlmTurnInput,
@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         SwitchModelRequest,
         SwitchModelResult,
     )
+    from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.errors import CodedError, ConfigError, ErrorCode
     from durable_loop.core.messages import Usage
     from durable_loop.core.providers import get_adapter

@@ -31,16 +31,18 @@ with workflow.unsafe.imports_passed_through():
         canonical_dumps,
         utf8_len,
     )
-    from durable_loop.core.config import LlmEndpoint, ToolUseMode
+    from durable_loop.core.config import ToolUseMode
     from durable_loop.core.contracts import (
         AppendItem,
         LlmTurnOutput,
         RunResult,
         ToolCallSummary,
     )
+    from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.messages import Message, ToolCall
     from durable_loop.core.outcome import judge_final
+    from durable_loop.core.pipeline_trace import PipelineTrace
     from durable_loop.core.router.contracts import (
         AnswerMode,
         RepairNote,
@@ -56,7 +58,6 @@ with workflow.unsafe.imports_passed_through():
         parse_executor,
         parse_router,
     )
-    from durable_loop.core.router.trace import PipelineTrace
     from durable_loop.core.tools import ToolSpec
 
 from durable_loop.workflows.tool_loop import (

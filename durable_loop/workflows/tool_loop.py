@@ -15,7 +15,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
-    from durable_loop.core.config import RetrySettings, SessionSettings, ToolUseMode
+    from durable_loop.core.config import SessionSettings, ToolUseMode
     from durable_loop.core.contracts import (
         AppendItem,
         LlmTurnInput,
@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.guards import CallDecision, call_key, plan_turn
     from durable_loop.core.messages import Message, Usage
     from durable_loop.core.outcome import failure_text, judge_final, preview
+    from durable_loop.core.retry import RetrySettings
     from durable_loop.core.tools import ToolCatalog, visible_tool_names
 
 from durable_loop.workflows.context_summary import ContextSummaries

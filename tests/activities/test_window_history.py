@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from durable_loop.core.config import ContextWindow
+from durable_loop.activities.turn_history import TAIL_PAGE, window_history
 from durable_loop.core.context_window import build_context, summary_message
+from durable_loop.core.endpoint import ContextWindow
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.messages import Message, ToolCall
-from durable_loop.core.request import (
-    SUMMARY_META_KEY,
-    TAIL_PAGE,
-    transcript_items,
-    window_history,
-)
+from durable_loop.core.request import SUMMARY_META_KEY, transcript_items
 from durable_loop.store import StoreConfig, open_store
 
 

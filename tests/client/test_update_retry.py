@@ -9,7 +9,7 @@ import pytest
 from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
-from durable_loop import update_retry
+from durable_loop.client import update_retry
 from durable_loop.client.update_retry import until_admitted
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from durable_loop.core import catalog
-from durable_loop.core.config import LlmEndpoint, RuntimeConfig, SessionSettings
+from durable_loop.core.config import RuntimeConfig, SessionSettings
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ConfigError
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from durable_loop.core.config import LlmEndpoint, RetrySettings, RuntimeConfig
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.endpoint import LlmEndpoint
+from durable_loop.core.retry import RetrySettings
 
 
 def test_tool_lists_accept_comma_separated_strings():

@@ -3,13 +3,13 @@ their results, replaces a summarised prefix, and reports what it left out."""
 
 from __future__ import annotations
 
-from durable_loop.core.config import ContextWindow
 from durable_loop.core.context_window import (
     TranscriptItem,
     build_context,
     message_chars,
     summary_message,
 )
+from durable_loop.core.endpoint import ContextWindow
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.messages import Message, ToolCall
 

@@ -6,8 +6,8 @@ from typing import Literal
 
 import pytest
 
-from durable_loop.core.config import RetrySettings
 from durable_loop.core.registry import ToolContext, ToolRegistry, schema_from_function
+from durable_loop.core.retry import RetrySettings
 from durable_loop.core.tools import ToolCatalog, ToolSpec, visible_tool_names
 
 

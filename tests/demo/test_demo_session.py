@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 
 from durable_loop.cli.model_fetch import variant_of
-from durable_loop.core.config import LlmEndpoint, SessionSettings
+from durable_loop.core.config import SessionSettings
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.demo.session import STEPS, DemoStep, demo_settings, run_demo_session
 from durable_loop.demo.tools import Notebook, demo_registry
 from durable_loop.testing import reply

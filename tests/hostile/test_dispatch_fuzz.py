@@ -26,9 +26,8 @@ from durable_loop.core.canonical_json import arguments_fingerprint
 from durable_loop.core.contracts import ToolRunInput
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.messages import Message
+from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.registry import ToolContext, ToolRegistry
-from durable_loop.store import StoredMessage
 from durable_loop.store.transcript import message_json
 from tests.hostile.budget import fuzz, hit
 from tests.hostile.strategies import JSON_VALUES, RAW_ARGUMENTS

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.provider_http import read_reply
-from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.messages import Message, ToolCall
 from durable_loop.core.plan import PromptPlan

@@ -27,10 +27,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import JsonValue
 
-from durable_loop.core.config import LlmEndpoint, RetrySettings, RuntimeConfig
+from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.contracts import RunResult
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.registry import ToolFailure, ToolRegistry
+from durable_loop.core.retry import RetrySettings
 from durable_loop.store import StoreConfig
 from durable_loop.store.workspace import open_workspace_store
 from durable_loop.store.workspace_proposals import list_proposals

@@ -7,8 +7,8 @@ import httpx
 import pytest_asyncio
 
 from durable_loop.service import ServiceDeps, create_app
-from durable_loop.service.app import ServiceLimits
 from durable_loop.service.auth import TokenBook
+from durable_loop.service.deps import ServiceLimits
 from tests.client.kit import workspace_store
 
 TOKENS = {"alice-token-0001": "alice", "bob-token-0002": "bob"}

@@ -8,7 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from durable_loop.client.connect import tls_config
-from durable_loop.worker.settings import TemporalSettings, WorkerSettings, default_db_url
+from durable_loop.client.settings import TemporalSettings
+from durable_loop.worker.settings import WorkerSettings, default_db_url
 
 ENV = {
     "TEMPORAL_ADDRESS": "temporal.example:7233",

@@ -19,10 +19,10 @@ from durable_loop.client.sessions import SessionClient
 from durable_loop.console import app
 from durable_loop.store import StoreConfig
 from durable_loop.testing import reply
+from tests.cli.test_worker_command import REPO, address_of
 from tests.conftest import settings_for, unique
 from tests.tools.ensembles.test_toml import valid_files, write
 from tests.tools.mcp.conftest import TOY
-from tests.cli.test_worker_command import REPO, address_of
 
 
 def sources(tmp_path: Path, *, toy_command: str | None = None):

@@ -4,8 +4,9 @@ optional summary that replaces the dropped prefix."""
 from __future__ import annotations
 
 from durable_loop.activities.summarize import SUMMARIZER_PROMPT
-from durable_loop.core.config import ContextWindow, RuntimeConfig
+from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.context_window import SUMMARY_PREFIX
+from durable_loop.core.endpoint import ContextWindow
 from durable_loop.testing import reply
 from tests.conftest import settings_for, unique
 

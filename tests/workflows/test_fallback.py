@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from durable_loop.core import names
-from durable_loop.core.config import LlmEndpoint, RetrySettings
+from durable_loop.core.endpoint import LlmEndpoint
+from durable_loop.core.retry import RetrySettings
 from durable_loop.testing import reply
 from durable_loop.testing import reply_anthropic as anthropic
 from durable_loop.testing.history import EventType, events_of

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
-from durable_loop.core.config import LlmEndpoint, RuntimeConfig
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ConfigError
 from durable_loop.testing import reply
 from durable_loop.testing import reply_anthropic as anthropic

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from durable_loop.core.config import LlmEndpoint, SessionSettings
+from durable_loop.core.config import SessionSettings
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.testing import Reply
 from durable_loop.testing import reply_anthropic as anthropic
 from tests.conftest import FAST_RETRY, settings_for, unique

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from durable_loop.core.config import LlmEndpoint, SessionSettings
+from durable_loop.core.config import SessionSettings
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.testing import reply_gemini as gemini
 from tests.conftest import FAST_RETRY, settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools

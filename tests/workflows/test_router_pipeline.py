@@ -6,8 +6,7 @@ import json
 
 from durable_loop.client.trace import build_trace, decode_run
 from durable_loop.core import names
-from durable_loop.core.config import RuntimeConfig
-from durable_loop.core.router.config import RouterConfig
+from durable_loop.core.config import RouterConfig, RuntimeConfig
 from durable_loop.evals.routing.bench_tools import travel_desk
 from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of

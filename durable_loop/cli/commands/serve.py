@@ -12,7 +12,7 @@ from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace,
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
-    from durable_loop.service.app import ServiceDeps, ServiceLimits
+    from durable_loop.service.deps import ServiceDeps, ServiceLimits
     from durable_loop.worker.settings import WorkerSettings
 
 TOKENS_ENV = "DURABLE_LOOP_API_TOKENS"
@@ -51,8 +51,8 @@ def serve(
 
     from durable_loop.cli.errors import CliError
     from durable_loop.service import create_app
-    from durable_loop.service.app import ServiceLimits
     from durable_loop.service.auth import TokenBook, TokenError, load_tokens
+    from durable_loop.service.deps import ServiceLimits
     from durable_loop.worker.settings import WorkerSettings
 
     file = tokens_file or (
@@ -86,8 +86,8 @@ def open_service_deps(
 
     from durable_loop.client.connect import connect
     from durable_loop.client.sessions import SessionClient
-    from durable_loop.service.app import ServiceDeps
     from durable_loop.service.auth import TokenBook
+    from durable_loop.service.deps import ServiceDeps
     from durable_loop.store import StoreConfig
     from durable_loop.store.stream import StreamStore
     from durable_loop.store.workspace import open_workspace_store

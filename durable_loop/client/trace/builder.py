@@ -20,9 +20,8 @@ from durable_loop.client.trace.models import (
 )
 from durable_loop.core.contracts import AppendItem, RunResult, ToolCallSummary
 from durable_loop.core.envelope import Envelope
-from durable_loop.core.messages import Usage
+from durable_loop.core.messages import StoredMessage, Usage
 from durable_loop.core.outcome import preview
-from durable_loop.store import StoredMessage
 
 USER_PREVIEW_CHARS = 60
 

@@ -18,7 +18,8 @@ from durable_loop.client.trace.builder import build_trace
 from durable_loop.client.trace.decode import decode_run
 from durable_loop.client.trace.models import Trace
 from durable_loop.core import names
-from durable_loop.store import StoredMessage, TranscriptStore
+from durable_loop.core.messages import StoredMessage
+from durable_loop.store import TranscriptStore
 from durable_loop.store.engine import async_engine
 
 

@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
-from durable_loop.core.config import LlmEndpoint
 from durable_loop.core.contracts import AppendItem
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.messages import Usage
-from durable_loop.core.router.trace import PipelineTrace
+from durable_loop.core.pipeline_trace import PipelineTrace
 
 
 class RepairNote(BaseModel):

@@ -27,9 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.chat import chat_once
-from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.config import RouterConfig
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.messages import Message
-from durable_loop.core.router.config import RouterConfig
 from durable_loop.core.router.prompts import executor_messages, router_messages, with_repair
 from durable_loop.core.router.protocol import (
     Choice,

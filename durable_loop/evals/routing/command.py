@@ -92,8 +92,9 @@ async def _run(
     timeout_s: float,
 ) -> BenchReport:
     from durable_loop.cli.errors import CliError
-    from durable_loop.core.config import LlmEndpoint, RetrySettings
-    from durable_loop.core.router.config import RouterConfig
+    from durable_loop.core.config import RouterConfig
+    from durable_loop.core.endpoint import LlmEndpoint
+    from durable_loop.core.retry import RetrySettings
     from durable_loop.evals.routing.bench import QueryOutcome, RoutingBench, load_queries
     from durable_loop.evals.routing.bench_tools import travel_desk
     from durable_loop.evals.routing.scripted_models import BEHAVIOURS

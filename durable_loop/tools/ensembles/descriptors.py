@@ -45,9 +45,9 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from durable_loop.core.config import RetrySettings
 from durable_loop.core.errors import ConfigError
 from durable_loop.core.registry import ToolFunction
+from durable_loop.core.retry import RetrySettings
 from durable_loop.core.tools import ToolSpec, check_tool_name
 from durable_loop.tools.ensembles.model import Ensemble, EnsembleDefaults
 from durable_loop.tools.ensembles.toml_lines import KeyPath, PathPart, dotted, key_lines, line_of

@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from durable_loop.core.config import RetrySettings
 from durable_loop.core.registry import ToolFunction, ToolRegistry
+from durable_loop.core.retry import RetrySettings
 from durable_loop.core.tools import ToolSpec, check_tool_name
 
 F = TypeVar("F", bound=ToolFunction)

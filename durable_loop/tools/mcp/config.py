@@ -19,86 +19,14 @@ file, to a tool spec, or to workflow history.
 
 from __future__ import annotations
 
-import re
 import tomllib
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from durable_loop.core.mcp_errors import McpErrorCode, McpServerError
+from durable_loop.core.mcp import McpServerConfig
 from durable_loop.tools.ensembles.descriptors import DescriptorProblem, EnsembleLoadError
 from durable_loop.tools.ensembles.toml_lines import dotted, key_lines, line_of
-
-_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-class McpServerConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str = Field(min_length=1)
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    enabled: bool = True
-    required: bool = Field(
-        default=True, description="A worker refuses to start if this server cannot be listed"
-    )
-    startup_timeout_s: float = Field(default=30.0, gt=0)
-    timeout_s: float = Field(default=60.0, gt=0, description="Default timeout of its tools")
-    tool_prefix: str | None = Field(
-        default=None, description="Prefix of the model-facing names (default: the server name)"
-    )
-    include_tools: list[str] | None = Field(default=None, description="Original tool names")
-    exclude_tools: list[str] = Field(default_factory=list)
-    skip_invalid_tools: bool = Field(
-        default=False,
-        description="Leave out tools with malformed schemas instead of refusing the server",
-    )
-    dedupe: bool = False
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> McpServerConfig:
-        if bool(self.command) == bool(self.url):
-            raise ValueError(f"server {self.name!r}: set exactly one of command (stdio) or url")
-        if self.url and not self.url.startswith(("http://", "https://")):
-            raise ValueError(f"server {self.name!r}: url must start with http:// or https://")
-        return self
-
-    @property
-    def transport(self) -> Literal["stdio", "http"]:
-        return "stdio" if self.command else "http"
-
-    def where(self) -> str:
-        """A printable location that carries no secret (no env, no headers)."""
-        if self.command:
-            return " ".join([self.command, *self.args])
-        return str(self.url)
-
-
-def expand(value: str, environ: Mapping[str, str], server: str) -> str:
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in environ:
-            raise McpServerError(
-                McpErrorCode.CONFIG,
-                server,
-                f"${{{name}}} is referenced by the configuration but not set in the "
-                "worker's environment",
-            )
-        return environ[name]
-
-    return _REFERENCE.sub(substitute, value)
-
-
-def expand_all(
-    values: Mapping[str, str], environ: Mapping[str, str], server: str
-) -> dict[str, str]:
-    return {key: expand(value, environ, server) for key, value in values.items()}
 
 
 class _McpFile(BaseModel):

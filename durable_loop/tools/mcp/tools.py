@@ -11,13 +11,12 @@ from pydantic import JsonValue
 
 from durable_loop.activities.mcp import mcp_invoker
 from durable_loop.activities.mcp_pool import McpPool
-from durable_loop.core.mcp_errors import McpErrorCode, McpServerError
+from durable_loop.core.mcp import McpErrorCode, McpServerConfig, McpServerError
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.tools import ToolSpec
 from durable_loop.tools.ensembles.descriptors import schema_problems
 from durable_loop.tools.ensembles.model import Ensemble, EnsembleDefaults
 from durable_loop.tools.ensembles.toml_lines import dotted
-from durable_loop.tools.mcp.config import McpServerConfig
 from durable_loop.tools.mcp.naming import safe_tool_name, snake
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,8 @@ from temporalio.converter import DefaultFailureConverterWithEncodedAttributes
 
 from durable_loop.client.codec import AesGcmCodec, new_key
 from durable_loop.client.connect import connect
-from durable_loop.worker.settings import TemporalSettings, WorkerSettings
+from durable_loop.client.settings import TemporalSettings
+from durable_loop.worker.settings import WorkerSettings
 
 K1, K2 = new_key("k1"), new_key("k2")
 

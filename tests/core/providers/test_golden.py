@@ -9,7 +9,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.provider_http import read_reply
-from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.messages import ToolCall
 from durable_loop.core.providers import ADAPTERS
 from durable_loop.core.providers.base import SNIPPET_LIMIT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ConfigError
 from durable_loop.core.providers import ADAPTERS, get_adapter
 

@@ -1,7 +1,7 @@
 """Provider-level normalisation is on by default and can be turned off for strict reads."""
 
-from durable_loop.core.config import LlmEndpoint
 from durable_loop.core.contracts import LlmTurnInput, TranscriptRef
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.transforms.defaults import (
     OPENAI_SHAPE,
     with_provider_normalization,

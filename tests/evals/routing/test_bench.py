@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from durable_loop.console import app
-from durable_loop.core.config import LlmEndpoint
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.evals.routing.bench import (
     LabelledQuery,
     QueryOutcome,

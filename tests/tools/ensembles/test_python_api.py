@@ -1,6 +1,7 @@
 import pytest
 
-from durable_loop.core.config import RetrySettings, RuntimeConfig
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.retry import RetrySettings
 from durable_loop.core.tools import visible_tool_names
 from durable_loop.tools.ensembles import (
     Ensemble,

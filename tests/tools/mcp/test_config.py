@@ -2,9 +2,9 @@ from textwrap import dedent
 
 import pytest
 
+from durable_loop.core.mcp import expand_all
 from durable_loop.tools.ensembles import EnsembleLoadError
 from durable_loop.tools.mcp import McpErrorCode, McpServerError, load_mcp_config
-from durable_loop.tools.mcp.config import expand_all
 
 
 def test_config_file_reads_both_transports(tmp_path):
