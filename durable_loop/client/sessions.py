@@ -11,7 +11,7 @@ from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
-from durable_loop.client.approvals import ApprovalClient
+from durable_loop.client.proposals import ProposalClient
 from durable_loop.client.search_attributes import registered
 from durable_loop.client.streaming import StreamEvent, send_streaming
 from durable_loop.client.trace.fetch import load_trace
@@ -72,7 +72,7 @@ class SessionClient:
         self.search_attributes = search_attributes
         """Start sessions that keep the DurableLoop* search attributes current; ``None``
         (auto): on if the namespace has them registered (checked once)."""
-        self.approvals = ApprovalClient(client)
+        self.approvals = ProposalClient(client)
         self.started_workflow_ids: set[str] = set()
         """Workflow ids this client started or joined (tests replay their histories)."""
 

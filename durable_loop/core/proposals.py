@@ -30,8 +30,8 @@ SettleVerdict = Literal["confirm", "reject", "expire"]
 Settled = Literal["committed", "rejected", "expired", "conflict", "failed"]
 
 
-class ProposalNotice(BaseModel):
-    """What a tool activity tells the workflow about a change set it proposed."""
+class ProposedChange(BaseModel):
+    """The content a person decides on; every proposal model below carries it."""
 
     proposal_id: str
     workspace_id: str
@@ -39,16 +39,17 @@ class ProposalNotice(BaseModel):
     fingerprint: str = Field(description="sha256 of the exact proposed content")
     paths: list[str] = Field(default_factory=list)
     summary: str | None = None
+
+
+class ProposalNotice(ProposedChange):
+    """What a tool activity tells the workflow about a change set it proposed."""
+
     base_version: int = Field(default=0, description="Workspace version it was proposed at")
 
 
-class PendingProposal(BaseModel):
-    proposal_id: str
-    workspace_id: str
-    changes: list[dict[str, JsonValue]]
-    fingerprint: str
-    paths: list[str] = Field(default_factory=list)
-    summary: str | None = None
+class PendingProposal(ProposedChange):
+    """A proposal waiting in the session workflow for a person's decision."""
+
     proposed_by: str = "model"
     session_id: str
     turn: int

@@ -10,7 +10,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from durable_loop.client.approvals import ProposalNotPending
+from durable_loop.client.proposals import ProposalNotPending
 from durable_loop.core.errors import ConfigError
 
 

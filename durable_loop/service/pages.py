@@ -17,7 +17,7 @@ from fastapi.templating import Jinja2Templates
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from durable_loop.client.approvals import ProposalNotPending
+from durable_loop.client.proposals import ProposalNotPending
 from durable_loop.core.proposals import DecisionResult, Verdict
 from durable_loop.service.auth import COOKIE, page_identity
 from durable_loop.service.deps import ServiceDeps, deps_of

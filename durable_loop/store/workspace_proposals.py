@@ -16,14 +16,13 @@ import json
 from datetime import datetime
 from typing import cast
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import JsonValue
 from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
 
 from durable_loop.core.errors import CodedError
-from durable_loop.core.proposals import ProposalNotice, SettleInput, SettleOutput
+from durable_loop.core.proposals import ProposalNotice, ProposedChange, SettleInput, SettleOutput
 from durable_loop.core.workspace_patch import (
     CONFLICT,
-    Op,
     WorkspaceError,
     apply_ops,
     change_set_fingerprint,
@@ -43,16 +42,12 @@ FINGERPRINT_MISMATCH = "FINGERPRINT_MISMATCH"
 INVALID_DECISION = "INVALID_DECISION"
 
 
-class ProposalRecord(BaseModel):
-    proposal_id: str
-    workspace_id: str
+class ProposalRecord(ProposedChange):
+    """A proposal as the workspace store keeps it, decided or not."""
+
     session_id: str
     turn: int | None = None
     call_id: str | None = None
-    changes: list[Op]
-    fingerprint: str
-    paths: list[str] = Field(default_factory=list)
-    summary: str | None = None
     base_version: int
     status: str
     decided_by: str | None = None
@@ -70,15 +65,7 @@ def _record(row: object) -> ProposalRecord:
 
 
 def _notice(record: ProposalRecord) -> ProposalNotice:
-    return ProposalNotice(
-        proposal_id=record.proposal_id,
-        workspace_id=record.workspace_id,
-        changes=record.changes,
-        fingerprint=record.fingerprint,
-        paths=record.paths,
-        summary=record.summary,
-        base_version=record.base_version,
-    )
+    return ProposalNotice.model_validate(record, from_attributes=True)
 
 
 def _widened(path: str) -> str:

@@ -102,18 +102,15 @@ class ProposalBook:
         if notice.proposal_id in self.pending or notice.proposal_id in self.decided:
             return
         now = workflow.now()
-        self.pending[notice.proposal_id] = PendingProposal(
-            proposal_id=notice.proposal_id,
-            workspace_id=notice.workspace_id,
-            changes=notice.changes,
-            fingerprint=notice.fingerprint,
-            paths=notice.paths,
-            summary=notice.summary,
-            session_id=self.session_id,
-            turn=turn,
-            call_id=call_id,
-            created_at=now,
-            expires_at=now + timedelta(seconds=self.settings.proposal_ttl_s),
+        self.pending[notice.proposal_id] = PendingProposal.model_validate(
+            {
+                **notice.model_dump(exclude={"base_version"}),
+                "session_id": self.session_id,
+                "turn": turn,
+                "call_id": call_id,
+                "created_at": now,
+                "expires_at": now + timedelta(seconds=self.settings.proposal_ttl_s),
+            }
         )
         self._arm(notice.proposal_id)
 

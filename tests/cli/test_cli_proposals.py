@@ -89,3 +89,9 @@ async def test_approve_with_a_stale_fingerprint_is_refused(
     assert refused.exit_code == 2 and "FINGERPRINT_MISMATCH" in refused.output
     assert missing.exit_code == 2 and "SESSION_NOT_FOUND" in missing.output
     assert (await ws.snapshot(sid)).facts == {}
+
+
+def test_confirm_is_the_command_and_approve_its_hidden_alias() -> None:
+    commands = {c.name: c for c in app.registered_commands}
+    assert commands["confirm"].callback is commands["approve"].callback
+    assert commands["approve"].hidden and not commands["confirm"].hidden

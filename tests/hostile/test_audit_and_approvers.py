@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from temporalio.client import WorkflowUpdateFailedError
 
 import durable_loop
-from durable_loop.client.approvals import ApprovalClient
+from durable_loop.client.proposals import ProposalClient as ApprovalClient
 from durable_loop.core.config import WorkspaceSettings
 from durable_loop.core.proposals import ProposalDecision, SettleInput
 from durable_loop.core.workspace_patch import WorkspaceError

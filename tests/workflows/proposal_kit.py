@@ -12,7 +12,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
-from durable_loop.client.approvals import ApprovalClient
+from durable_loop.client.proposals import ProposalClient as ApprovalClient
 from durable_loop.core.config import RuntimeConfig, WorkspaceSettings
 from tests.conftest import settings_for
 

@@ -8,7 +8,7 @@ import pytest
 import pytest_asyncio
 from temporalio.client import WorkflowUpdateFailedError
 
-from durable_loop.client.approvals import ApprovalClient
+from durable_loop.client.proposals import ProposalClient as ApprovalClient
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.proposals import ProposalDecision
 from durable_loop.store import StoreConfig

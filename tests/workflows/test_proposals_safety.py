@@ -7,7 +7,7 @@ import uuid
 
 import pytest_asyncio
 
-from durable_loop.client.approvals import ApprovalClient
+from durable_loop.client.proposals import ProposalClient as ApprovalClient
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
 from durable_loop.core.config import RuntimeConfig

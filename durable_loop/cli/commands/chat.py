@@ -2,7 +2,7 @@
 
 Each message is an Update; while it is in flight the command polls the ``transcript_tail``
 and ``proposals`` Queries, so tool calls show as they happen and a proposal can be
-approved or rejected inline (also when the session waits for the decision). Reads plain
+confirmed or rejected inline (also when the session waits for the decision). Reads plain
 lines from stdin, so it works under a terminal, tmux, or with input piped in.
 """
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from durable_loop.core.contracts import RunResult, TailEntry
     from durable_loop.core.proposals import PendingProposal
 
-HELP = "type a message, or /proposals, /approve ID [comment], /reject ID [comment], /status, /quit"
+HELP = "type a message, or /proposals, /confirm ID [comment], /reject ID [comment], /status, /quit"
 
 
 def chat(
@@ -61,7 +61,7 @@ def chat(
     ] = None,
     approver: Annotated[
         str | None,
-        typer.Option("--as", help="Who approves inline (recorded). Default: your user name."),
+        typer.Option("--as", help="Who confirms inline (recorded). Default: your user name."),
     ] = None,
     poll: Annotated[
         float, typer.Option("--poll", help="Seconds between progress polls.", min=0.05)
@@ -71,7 +71,7 @@ def chat(
     api_key: ApiKey = None,
     task_queue: TaskQueue = None,
 ) -> None:
-    """Chat with a session: tool calls show as they happen; approve proposals inline."""
+    """Chat with a session: tool calls show as they happen; confirm proposals inline."""
     import asyncio
     import getpass
     import uuid
@@ -205,10 +205,17 @@ class ChatLoop:
             self.prompted.add(proposal.proposal_id)
             show_proposal(proposal)
             answer = (await read_line("approve? [a]pprove / [r]eject / [s]kip: ") or "s").strip()
-            verdict = {"a": "confirm", "approve": "confirm", "r": "reject", "reject": "reject"}
+            verdict = {
+                "c": "confirm",
+                "confirm": "confirm",
+                "a": "confirm",
+                "approve": "confirm",
+                "r": "reject",
+                "reject": "reject",
+            }
             chosen = verdict.get(answer.lower())
             if chosen is None:
-                say(f"  skipped; later: /approve {proposal.proposal_id} or /reject ...")
+                say(f"  skipped; later: /confirm {proposal.proposal_id} or /reject ...")
                 continue
             comment = (await read_line("comment (optional): ") or "").strip() or None
             await self._decide(sessions, proposal.proposal_id, chosen, comment, proposal)
@@ -223,7 +230,7 @@ class ChatLoop:
     ) -> None:
         from temporalio.client import WorkflowUpdateFailedError
 
-        from durable_loop.client.approvals import ProposalNotPending
+        from durable_loop.client.proposals import ProposalNotPending
 
         fingerprint = proposal.fingerprint if proposal else None
         decide = sessions.confirm if verdict == "confirm" else sessions.reject
@@ -254,12 +261,12 @@ class ChatLoop:
                 show_proposal(proposal)
             for done in listing.decided:
                 say(f"  {done.proposal_id} {done.status} by {done.decided_by}")
-        elif name in {"/approve", "/reject"}:
+        elif name in {"/confirm", "/approve", "/reject"}:
             proposal_id, _, comment = rest.strip().partition(" ")
             if not proposal_id:
                 say(f"usage: {name} PROPOSAL_ID [comment]")
                 return
-            verdict = "confirm" if name == "/approve" else "reject"
+            verdict = "reject" if name == "/reject" else "confirm"
             await self._decide(sessions, proposal_id, verdict, comment.strip() or None)
         elif name == "/status":
             status = await sessions.status(self.session_id)

@@ -52,7 +52,7 @@ def proposals(
     print_listing(listing)
 
 
-def approve(
+def confirm(
     session_id: Session,
     proposal_id: Proposal,
     approver: Approver,
@@ -158,9 +158,9 @@ async def _client(temporal: dict[str, object]) -> Client:
 
 
 async def _list(session_id: str, temporal: dict[str, object]) -> ProposalList:
-    from durable_loop.client.approvals import ApprovalClient
+    from durable_loop.client.proposals import ProposalClient
 
-    approvals = ApprovalClient(await _client(temporal))
+    approvals = ProposalClient(await _client(temporal))
     try:
         return await approvals.proposals(session_id)
     except Exception as err:
@@ -176,10 +176,10 @@ async def _send_decision(
     fingerprint: str | None,
     temporal: dict[str, object],
 ) -> DecisionResult:
-    from durable_loop.client.approvals import ApprovalClient
+    from durable_loop.client.proposals import ProposalClient
     from durable_loop.core.proposals import ProposalDecision
 
-    approvals = ApprovalClient(await _client(temporal))
+    approvals = ProposalClient(await _client(temporal))
     try:
         if fingerprint is None and verdict == "confirm":
             decision = await approvals.decision_for(
@@ -204,7 +204,7 @@ def _known(err: Exception, session_id: str) -> Exception:
     from temporalio.service import RPCError, RPCStatusCode
 
     from durable_loop.cli.errors import CliError
-    from durable_loop.client.approvals import ProposalNotPending
+    from durable_loop.client.proposals import ProposalNotPending
 
     if isinstance(err, ProposalNotPending):
         return CliError(err.code, str(err))

@@ -23,7 +23,7 @@ class ProposalNotPending(LookupError):
         self.code = code
 
 
-class ApprovalClient:
+class ProposalClient:
     def __init__(self, client: Client) -> None:
         self.client = client
 
