@@ -11,7 +11,7 @@ import httpx
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from durable_loop.activities.provider_http import endpoint_url, http_error, redact
+from durable_loop.activities.provider_http import elapsed_ms, endpoint_url, http_error, redact
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.providers import ProviderAdapter, ProviderRequest
@@ -85,7 +85,7 @@ async def post_streaming(
                 raise http_error(adapter, response, raw, api_key, url)
             if "text/event-stream" not in response.headers.get("content-type", ""):
                 raw = (await response.aread()).decode("utf-8", errors="replace")
-                return raw, int((time.monotonic() - started) * 1000)
+                return raw, elapsed_ms(started)
             assembler = ChunkAssembler()
             async for line in response.aiter_lines():
                 data = line[5:].strip() if line.startswith("data:") else None
@@ -119,4 +119,4 @@ async def post_streaming(
             f"cannot reach {url}: {type(err).__name__}: {err}",
             type=ErrorCode.PROVIDER_UNAVAILABLE,
         ) from None
-    return json.dumps(assembler.body()), int((time.monotonic() - started) * 1000)
+    return json.dumps(assembler.body()), elapsed_ms(started)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from datetime import timedelta
@@ -84,7 +85,7 @@ async def post(
             f"cannot reach {url}: {type(err).__name__}: {err}",
             type=ErrorCode.PROVIDER_UNAVAILABLE,
         ) from None
-    latency_ms = int((time.monotonic() - started) * 1000)
+    latency_ms = elapsed_ms(started)
     raw = response.text
     if response.status_code >= 400:
         raise http_error(adapter, response, raw, api_key, url)
@@ -156,3 +157,9 @@ def read_reply(
             type=ErrorCode.PROVIDER_BAD_RESPONSE,
             non_retryable=True,
         ) from None
+
+
+def elapsed_ms(started: float) -> int:
+    """Whole milliseconds since ``started`` (a ``time.monotonic()``), rounded up: an exchange
+    that took place never reads as 0 ms, however fast a local endpoint answers."""
+    return math.ceil((time.monotonic() - started) * 1000)
