@@ -9,15 +9,13 @@ pipeline trace as its meta.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import httpx
 from pydantic import JsonValue
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.appends import write_appends
 from durable_loop.activities.chat import chat_once
+from durable_loop.activities.gateway import LlmGateway
 from durable_loop.core import names
 from durable_loop.core.canonical_json import utf8_len
 from durable_loop.core.errors import ErrorCode
@@ -60,14 +58,12 @@ class RouterActivities:
     def __init__(
         self,
         store: TranscriptStore,
-        http: httpx.AsyncClient,
+        gateway: LlmGateway,
         registry: ToolRegistry,
-        environ: Mapping[str, str],
     ) -> None:
         self.store = store
-        self.http = http
+        self.gateway = gateway
         self.registry = registry
-        self.environ = environ
 
     async def _question(
         self, session_id: str, user_seq: int, keep: int
@@ -108,7 +104,7 @@ class RouterActivities:
         if inp.repair is not None:
             messages = with_repair(messages, inp.repair.previous_output, inp.repair.error)
         reply = await chat_once(
-            self.http, self.environ, inp.endpoint, messages, inp.options, session_id=inp.session_id
+            self.gateway, inp.endpoint, messages, inp.options, session_id=inp.session_id
         )
         text, truncated = clip(reply.text, inp.max_output_bytes)
         return RouterStepOutput(
@@ -138,8 +134,7 @@ class RouterActivities:
             else:
                 messages = answer_messages(question, context)
             reply = await chat_once(
-                self.http,
-                self.environ,
+                self.gateway,
                 inp.endpoint,
                 messages,
                 inp.options,

@@ -29,10 +29,10 @@ SUMMARY_META_KEY = "summary_of"
 
 
 @dataclass(frozen=True)
-class TurnRequest:
+class TurnPlan:
     plan: PromptPlan
     messages: list[Message]
-    request: ProviderRequest
+    """What the request carries after the context window."""
     report: ContextReport
     fingerprint: str
 
@@ -77,12 +77,9 @@ class TurnHistory:
     """The reply an earlier attempt of this activity already stored at ``assistant_seq``."""
 
 
-def build_turn_request(
-    registry: ToolRegistry,
-    adapter: ProviderAdapter,
-    inp: LlmTurnInput,
-    history: TurnHistory,
-) -> TurnRequest:
+def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -> TurnPlan:
+    """The plan and messages of one LLM turn: tools (masked, transformed), options,
+    context window and fingerprint. Encoding for a provider is :func:`encode_request`."""
     transforms = inp.effective_transforms()
     tools = registry.specs(inp.tool_names) if inp.send_tools else []
     tools = transform_tools(transforms.tool_transforms, tools)
@@ -109,14 +106,24 @@ def build_turn_request(
         llm_options=request_options(inp, bool(tools)),
         transforms=transforms.all_names(),
     )
-    request = adapter.build_request(plan, context.messages)
-    body = transform_wire_messages(
-        transforms.message_transforms, request.body, adapter.messages_key
-    )
-    return TurnRequest(
+    return TurnPlan(
         plan=plan,
         messages=context.messages,
-        request=request.model_copy(update={"body": body}),
         report=context.report,
         fingerprint=plan.fingerprint(context.messages),
     )
+
+
+def encode_request(
+    adapter: ProviderAdapter,
+    plan: PromptPlan,
+    messages: list[Message],
+    message_transforms: list[str],
+) -> ProviderRequest:
+    """The provider's request for ``plan`` and ``messages``, with the message transforms
+    applied to its wire messages."""
+    request = adapter.build_request(plan, messages)
+    if not message_transforms:
+        return request
+    body = transform_wire_messages(message_transforms, request.body, adapter.messages_key)
+    return request.model_copy(update={"body": body})
