@@ -19,13 +19,12 @@ from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.providers import ProviderAdapter, ProviderRequest
 from durable_loop.core.registry import ToolRegistry
+from durable_loop.core.reply_meta import SummaryMark
 from durable_loop.core.transforms.registry import (
     render_tool_results,
     transform_tools,
     transform_wire_messages,
 )
-
-SUMMARY_META_KEY = "summary_of"
 
 
 @dataclass(frozen=True)
@@ -43,20 +42,19 @@ def transcript_items(
     rendered = render_tool_results(tool_result_transforms, [s.message for s in history])
     items = []
     for stored, message in zip(history, rendered, strict=True):
-        covers = stored.meta.get(SUMMARY_META_KEY)
         items.append(
             TranscriptItem(
                 seq=stored.seq,
                 message=message,
-                summary_of=covers if isinstance(covers, int) else None,
+                summary_of=stored.meta_as(SummaryMark).summary_of,
             )
         )
     return items
 
 
 def covers(stored: StoredMessage) -> int:
-    covers = stored.meta.get(SUMMARY_META_KEY)
-    return covers if isinstance(covers, int) else 0
+    """For a stored summary, the seq below which it stands for the transcript; else 0."""
+    return stored.meta_as(SummaryMark).summary_of or 0
 
 
 def request_options(inp: LlmTurnInput, send_tools: bool) -> dict[str, JsonValue]:
