@@ -10,9 +10,9 @@ from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHistory
 
+from durable_loop.client.history import fetch_histories
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.testing import RecordedRequest, Reply, reply
-from durable_loop.testing.history import session_histories
 
 TOOL_NAME = "read_page"
 PAGE_BYTES = 2048
@@ -143,7 +143,7 @@ def measure(histories: list[WorkflowHistory]) -> HistoryStats:
 
 
 async def fetch_and_measure(client: Client, workflow_id: str) -> HistoryStats:
-    return measure(await session_histories(client, workflow_id))
+    return measure(await fetch_histories(client, workflow_id))
 
 
 def failure_reason(histories: list[WorkflowHistory]) -> str | None:

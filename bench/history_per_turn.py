@@ -26,12 +26,12 @@ from pydantic import BaseModel
 
 from bench.common import PAGE_BYTES, TOOL_NAME, HistoryStats, measure, page_tools
 from bench.harness import dev_server, durable_worker, machine, median, publish
+from durable_loop.client.history import fetch_histories
 from durable_loop.core import names
 from durable_loop.core.config import RuntimeConfig, SessionSettings
 from durable_loop.core.endpoint import ContextWindow, LlmEndpoint
 from durable_loop.core.retry import RetrySettings
 from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
-from durable_loop.testing.history import session_histories
 
 DEFAULT_SIZES = (10, 100, 1000, 5000)
 WINDOW_CHARS = 24_000
@@ -126,9 +126,7 @@ async def run_size(env, llm: ScriptedLLM, workdir: Path, size: int, continue_aft
         await w.sessions.handle(sid).result()
         stored = await w.store.count(sid, 10**9)
     llm.forget(model)
-    stats: HistoryStats = measure(
-        await session_histories(env.client, names.session_workflow_id(sid))
-    )
+    stats: HistoryStats = measure(await fetch_histories(env.client, names.session_workflow_id(sid)))
     tenth = max(1, size // 10)
     per_turn = stats.turn_bytes[:size]
     return SizeRun(

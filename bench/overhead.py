@@ -48,6 +48,7 @@ from bench.naive_loop import (
     NaiveSessionWorkflow,
 )
 from durable_loop.activities.dispatch import dispatch
+from durable_loop.client.history import fetch_histories
 from durable_loop.core import names
 from durable_loop.core.contracts import UserMessage
 from durable_loop.core.messages import Message
@@ -56,7 +57,6 @@ from durable_loop.core.providers import get_adapter
 from durable_loop.core.providers.openai_compat import loads_lenient
 from durable_loop.core.registry import ToolContext
 from durable_loop.testing import ScriptedLLM
-from durable_loop.testing.history import session_histories
 from durable_loop.worker.builder import new_http_client
 
 Loop = Literal["durable_loop", "bare_temporal", "in_process"]
@@ -142,7 +142,7 @@ async def durable_round(env, llm: ScriptedLLM, work: Workload, workdir: Path, in
                 raise RuntimeError(f"durable-loop turn failed: {result.model_dump_json()}")
 
         times = await _timed(lambda text: w.sessions.send(sid, text), work, check)
-        histories = await session_histories(env.client, names.session_workflow_id(sid))
+        histories = await fetch_histories(env.client, names.session_workflow_id(sid))
         await w.sessions.handle(sid).terminate("bench done")
     llm.forget(model)
     return _round("durable_loop", index, times, work), profile(histories, names.LLM_TURN)
@@ -182,7 +182,7 @@ async def bare_round(client: Client, llm: ScriptedLLM, work: Workload, index: in
                     raise RuntimeError(f"bare loop turn failed: {result.model_dump_json()}")
 
             times = await _timed(send, work, check)
-            histories = await session_histories(client, handle.id)
+            histories = await fetch_histories(client, handle.id)
             await handle.terminate("bench done")
     finally:
         await http.aclose()

@@ -34,6 +34,7 @@ from bench.naive_loop import (
     NaiveSessionInput,
     NaiveSessionWorkflow,
 )
+from durable_loop.client.history import fetch_histories
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
 from durable_loop.core.config import RuntimeConfig
@@ -43,7 +44,6 @@ from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.retry import RetrySettings
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import ScriptedLLM
-from durable_loop.testing.history import session_histories
 from durable_loop.worker.builder import WorkerDeps, WorkerTuning, build_worker, new_http_client
 
 LoopName = Literal["durable_loop", "naive"]
@@ -131,7 +131,7 @@ async def run_durable(
     finally:
         await http.aclose()
         await store.close()
-    histories = await session_histories(client, names.session_workflow_id(session_id))
+    histories = await fetch_histories(client, names.session_workflow_id(session_id))
     if failed_at is not None:
         reason = _with_server_reason(reason, failure_reason(histories))
     continuity = (
@@ -201,11 +201,11 @@ async def run_naive(
                     break
                 done = turn
             wall = time.perf_counter() - started
-            histories = await session_histories(client, workflow_id)
+            histories = await fetch_histories(client, workflow_id)
             if failed_at is None:
                 await handle.signal(NAIVE_CLOSE, CloseRequest(reason="bench finished"))
                 await handle.result()
-                histories = await session_histories(client, workflow_id)
+                histories = await fetch_histories(client, workflow_id)
             else:
                 reason = _with_server_reason(reason, failure_reason(histories))
                 with contextlib.suppress(RPCError):

@@ -38,7 +38,7 @@ from durable_loop.activities.turn_history import window_history
 from durable_loop.core.context_window import summary_message
 from durable_loop.core.messages import Message
 from durable_loop.core.proposals import SettleInput
-from durable_loop.core.request import SUMMARY_META_KEY
+from durable_loop.core.reply_meta import SUMMARY_META_KEY
 from durable_loop.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.store.transcript import TRANSCRIPT, TranscriptRow, _row, _to_stored
 from durable_loop.store.workspace import ChangeSource, open_workspace_store

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import JsonValue
 from temporalio import activity
 
 from durable_loop.core import names
@@ -13,6 +12,7 @@ from durable_loop.core.contracts import (
 )
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.messages import Message
+from durable_loop.core.reply_meta import ReusedResultMeta, RowMeta
 from durable_loop.store import TranscriptStore
 
 REUSED_WARNING = (
@@ -30,10 +30,10 @@ DEDUPLICATED_WARNING = (
 
 
 async def write_appends(store: TranscriptStore, session_id: str, appends: list[AppendItem]) -> None:
-    rows: list[tuple[int, Message, dict[str, JsonValue]]] = []
+    rows: list[tuple[int, Message, RowMeta]] = []
     for item in appends:
         if item.message is not None:
-            rows.append((item.seq, item.message, {}))
+            rows.append((item.seq, item.message, RowMeta()))
             continue
         if item.copy_result_from is None:
             continue
@@ -51,9 +51,9 @@ async def write_appends(store: TranscriptStore, session_id: str, appends: list[A
             update={"warnings": [*envelope.warnings, warning], "deduplicated": True}
         )
         message = Message.tool_result(item.tool_call_id or "", item.tool_name or "", reused)
-        meta: dict[str, JsonValue] = {"reused_from": item.copy_result_from}
-        if item.dedupe:
-            meta["deduplicated"] = True
+        meta = ReusedResultMeta(
+            reused_from=item.copy_result_from, deduplicated=True if item.dedupe else None
+        )
         rows.append((item.seq, message, meta))
     await store.append(session_id, rows)
 

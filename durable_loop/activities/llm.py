@@ -3,22 +3,19 @@ the reply, and return only a summary to the workflow.
 
 The provider client's own retries are off; Temporal owns retries. Errors are classified:
 408/409/429/5xx and timeouts retry (honouring Retry-After), other 4xx and unreadable
-responses fail fast. Request building (tools, context window, transforms, prompt plan)
-lives in ``llm_request``; the HTTP exchange in ``provider_http``.
+responses fail fast. Planning the request (tools, context window, transforms, prompt plan)
+is :func:`durable_loop.core.request.plan_turn`; sending it and parsing the reply is the
+LLM gateway's (``gateway``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import httpx
-from pydantic import JsonValue
 from temporalio import activity
 
 from durable_loop.activities.appends import write_appends
+from durable_loop.activities.gateway import LlmGateway
 from durable_loop.activities.heartbeat import heartbeating
-from durable_loop.activities.llm_stream import ChunkWriter, post_streaming
-from durable_loop.activities.provider_http import adapter_for, post, read_api_key, read_reply
+from durable_loop.activities.llm_stream import ChunkWriter
 from durable_loop.activities.turn_history import turn_history
 from durable_loop.core import names
 from durable_loop.core.canonical_json import (
@@ -26,13 +23,13 @@ from durable_loop.core.canonical_json import (
     largest_string,
     utf8_len,
 )
+from durable_loop.core.context_window import ContextReport
 from durable_loop.core.contracts import LlmTurnInput, LlmTurnOutput, ToolCallSummary
-from durable_loop.core.messages import StoredMessage, Usage
+from durable_loop.core.messages import StoredMessage
 from durable_loop.core.providers.base import fill_missing_call_ids
-from durable_loop.core.providers.openai_stream import STREAMING_PROVIDERS, streaming_request
 from durable_loop.core.registry import ToolRegistry
-from durable_loop.core.request import build_turn_request
-from durable_loop.core.transforms.inbound import InboundContext
+from durable_loop.core.reply_meta import LlmReplyMeta
+from durable_loop.core.request import plan_turn
 from durable_loop.core.transforms.registry import transform_tool_calls
 from durable_loop.store import TranscriptStore
 from durable_loop.store.stream import StreamStore
@@ -45,15 +42,13 @@ class LlmActivities:
     def __init__(
         self,
         store: TranscriptStore,
-        http: httpx.AsyncClient,
+        gateway: LlmGateway,
         registry: ToolRegistry,
-        environ: Mapping[str, str],
         streams: StreamStore | None = None,
     ) -> None:
         self.store = store
-        self.http = http
+        self.gateway = gateway
         self.registry = registry
-        self.environ = environ
         self.streams = streams or StreamStore(store.db)
 
     @activity.defn(name=names.LLM_TURN)
@@ -69,51 +64,41 @@ class LlmActivities:
         if history.reply is not None:
             return summarize_reply(history.reply, inp, cached=True)
         endpoint = inp.endpoint
-        adapter = adapter_for(endpoint)
-        api_key = read_api_key(self.environ, endpoint.api_key_env)
-        turn = build_turn_request(self.registry, adapter, inp, history)
-        streamed = inp.stream and endpoint.provider in STREAMING_PROVIDERS
-        if streamed:
-            writer = ChunkWriter(
-                self.streams, session_id, inp.assistant_seq, activity.info().attempt
-            )
-            raw, latency_ms = await post_streaming(
-                self.http, endpoint, adapter, streaming_request(turn.request), api_key, writer
-            )
-        else:
-            raw, latency_ms = await post(self.http, endpoint, adapter, turn.request, api_key)
-        id_prefix = str(inp.assistant_seq)
-        reply = read_reply(
-            adapter,
-            endpoint,
-            raw,
-            api_key,
-            response_transforms=inp.effective_transforms().response_transforms,
-            context=InboundContext(
-                call_id_prefix=id_prefix, tool_names=[t.name for t in turn.plan.tools]
-            ),
+        transforms = inp.effective_transforms()
+        turn = plan_turn(self.registry, inp, history)
+        stream = (
+            ChunkWriter(self.streams, session_id, inp.assistant_seq, activity.info().attempt)
+            if inp.stream
+            else None
         )
+        id_prefix = str(inp.assistant_seq)
+        done = await self.gateway.complete(
+            endpoint,
+            turn.plan,
+            turn.messages,
+            call_id_prefix=id_prefix,
+            transforms=transforms,
+            stream=stream,
+        )
+        reply = done.reply
         message = fill_missing_call_ids(reply.message, id_prefix)
-        message = transform_tool_calls(inp.effective_transforms().tool_call_transforms, message)
-        meta: dict[str, JsonValue] = {
-            "turn": inp.turn,
-            "model": endpoint.model,
-            "provider": endpoint.provider,
-            "finish_reason": reply.finish_reason,
-            "latency_ms": latency_ms,
-            "usage": reply.usage.model_dump(),
-            "plan_fingerprint": turn.fingerprint,
-            "tools_sent": [t.name for t in turn.plan.tools],
-            "attempt": activity.info().attempt,
-        }
-        if turn.plan.transforms:
-            meta["transforms"] = list(turn.plan.transforms)
-        if inp.fallback_from:
-            meta["fallback_from"] = list(inp.fallback_from)
-        if streamed:
-            meta["streamed"] = True
-        if turn.report.dropped or turn.report.summary_seq is not None:
-            meta["context"] = turn.report.model_dump(mode="json", exclude_defaults=True)
+        message = transform_tool_calls(transforms.tool_call_transforms, message)
+        report = turn.report
+        meta = LlmReplyMeta(
+            turn=inp.turn,
+            model=endpoint.model,
+            provider=endpoint.provider,
+            finish_reason=reply.finish_reason,
+            latency_ms=done.latency_ms,
+            usage=reply.usage,
+            plan_fingerprint=turn.fingerprint,
+            tools_sent=[t.name for t in turn.plan.tools],
+            attempt=activity.info().attempt,
+            transforms=list(turn.plan.transforms) or None,
+            fallback_from=list(inp.fallback_from) or None,
+            streamed=done.streamed or None,
+            context=report if report.dropped or report.summary_seq is not None else None,
+        )
         written = await self.store.put(session_id, inp.assistant_seq, message, meta)
         return summarize_reply(written, inp, cached=False)
 
@@ -141,29 +126,22 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
                 args_largest=f"{largest[0]} ({largest[1]} chars)" if largest else None,
             )
         )
-    meta = stored.meta
-    usage = meta.get("usage")
-    finish = meta.get("finish_reason")
-    latency = meta.get("latency_ms")
-    context = meta.get("context")
-    context = context if isinstance(context, dict) else {}
-    dropped = context.get("dropped")
-    first_kept = context.get("first_kept_seq")
-    covers = context.get("summary_covers_upto")
+    meta = stored.meta_as(LlmReplyMeta)
+    context = meta.context or ContextReport()
     return LlmTurnOutput(
         assistant_seq=stored.seq,
         text=text if message.content is not None else None,
         text_bytes=text_bytes,
         text_truncated=truncated,
-        finish_reason=finish if isinstance(finish, str) else None,
+        finish_reason=meta.finish_reason,
         tool_calls=calls,
-        usage=Usage.model_validate(usage) if isinstance(usage, dict) else Usage(),
-        latency_ms=latency if isinstance(latency, int) else 0,
-        model=str(meta.get("model") or inp.endpoint.model),
-        plan_fingerprint=str(meta.get("plan_fingerprint") or ""),
+        usage=meta.usage,
+        latency_ms=meta.latency_ms,
+        model=meta.model or inp.endpoint.model,
+        plan_fingerprint=meta.plan_fingerprint,
         cached=cached,
-        provider=str(meta.get("provider") or inp.endpoint.provider),
-        context_dropped=dropped if isinstance(dropped, int) else 0,
-        context_first_kept_seq=first_kept if isinstance(first_kept, int) else None,
-        summary_covers_upto=covers if isinstance(covers, int) else None,
+        provider=meta.provider or inp.endpoint.provider,
+        context_dropped=context.dropped,
+        context_first_kept_seq=context.first_kept_seq,
+        summary_covers_upto=context.summary_covers_upto,
     )

@@ -9,20 +9,18 @@ pipeline trace as its meta.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import httpx
-from pydantic import JsonValue
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.appends import write_appends
 from durable_loop.activities.chat import chat_once
+from durable_loop.activities.gateway import LlmGateway
 from durable_loop.core import names
 from durable_loop.core.canonical_json import utf8_len
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.messages import Message, StoredMessage, Usage
 from durable_loop.core.registry import ToolRegistry
+from durable_loop.core.reply_meta import RouterReplyMeta
 from durable_loop.core.router.contracts import (
     RouterAnswerInput,
     RouterAnswerOutput,
@@ -60,14 +58,12 @@ class RouterActivities:
     def __init__(
         self,
         store: TranscriptStore,
-        http: httpx.AsyncClient,
+        gateway: LlmGateway,
         registry: ToolRegistry,
-        environ: Mapping[str, str],
     ) -> None:
         self.store = store
-        self.http = http
+        self.gateway = gateway
         self.registry = registry
-        self.environ = environ
 
     async def _question(
         self, session_id: str, user_seq: int, keep: int
@@ -108,7 +104,7 @@ class RouterActivities:
         if inp.repair is not None:
             messages = with_repair(messages, inp.repair.previous_output, inp.repair.error)
         reply = await chat_once(
-            self.http, self.environ, inp.endpoint, messages, inp.options, session_id=inp.session_id
+            self.gateway, inp.endpoint, messages, inp.options, session_id=inp.session_id
         )
         text, truncated = clip(reply.text, inp.max_output_bytes)
         return RouterStepOutput(
@@ -138,8 +134,7 @@ class RouterActivities:
             else:
                 messages = answer_messages(question, context)
             reply = await chat_once(
-                self.http,
-                self.environ,
+                self.gateway,
                 inp.endpoint,
                 messages,
                 inp.options,
@@ -147,15 +142,14 @@ class RouterActivities:
             )
             text, usage, latency_ms = reply.text, reply.usage, reply.latency_ms
         trace = inp.trace.model_copy(update={"summarizer_ms": latency_ms})
-        meta: dict[str, JsonValue] = {
-            "turn": inp.turn,
-            "model": inp.endpoint.model,
-            "strategy": "router",
-            "mode": inp.mode,
-            "latency_ms": latency_ms,
-            "usage": usage.model_dump(),
-            "pipeline": trace.model_dump(mode="json"),
-        }
+        meta = RouterReplyMeta(
+            turn=inp.turn,
+            model=inp.endpoint.model,
+            mode=inp.mode,
+            latency_ms=latency_ms,
+            usage=usage,
+            pipeline=trace,
+        )
         message = Message(role="assistant", content=text)
         written = await self.store.put(inp.session_id, inp.reply_seq, message, meta)
         return self._summary(written, inp, cached=False)
@@ -166,14 +160,13 @@ class RouterActivities:
     ) -> RouterAnswerOutput:
         text = stored.message.content or ""
         shown, truncated = clip(text, inp.reply_inline_bytes)
-        usage = stored.meta.get("usage")
-        latency = stored.meta.get("latency_ms")
+        meta = stored.meta_as(RouterReplyMeta)
         return RouterAnswerOutput(
             reply_seq=stored.seq,
             text=shown,
             text_bytes=utf8_len(text),
             truncated=truncated,
-            latency_ms=latency if isinstance(latency, int) else 0,
-            usage=Usage.model_validate(usage) if isinstance(usage, dict) else Usage(),
+            latency_ms=meta.latency_ms,
+            usage=meta.usage,
             cached=cached,
         )

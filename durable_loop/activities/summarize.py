@@ -8,23 +8,18 @@ workflow allocated, with ``summary_of`` in its meta. Retries find it stored and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import httpx
-from pydantic import JsonValue
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from durable_loop.activities.provider_http import adapter_for, post, read_api_key, read_reply
+from durable_loop.activities.gateway import LlmGateway
 from durable_loop.core import names
 from durable_loop.core.context_window import summary_message
 from durable_loop.core.contracts import SummarizeInput, SummarizeOutput
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.messages import Message, StoredMessage, Usage
+from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.providers.base import tool_result_text
-from durable_loop.core.request import SUMMARY_META_KEY
-from durable_loop.core.transforms.inbound import InboundContext
+from durable_loop.core.reply_meta import SummaryMark, SummaryMeta
 from durable_loop.store import TranscriptStore
 
 SUMMARIZER_PROMPT = (
@@ -50,10 +45,9 @@ def render_line(message: Message) -> str:
 def summary_input(history: list[StoredMessage], covers_upto: int) -> str:
     """The previous summary (if any) and the messages it does not cover, newest kept
     when the text would exceed the input bound."""
-    summaries = [s for s in history if isinstance(s.meta.get(SUMMARY_META_KEY), int)]
+    summaries = [s for s in history if s.meta_as(SummaryMark).summary_of is not None]
     previous = max(summaries, key=lambda s: s.seq) if summaries else None
-    covered = previous.meta.get(SUMMARY_META_KEY) if previous else 0
-    start = covered if isinstance(covered, int) else 0
+    start = (previous.meta_as(SummaryMark).summary_of or 0) if previous else 0
     lines = [
         render_line(s.message)
         for s in history
@@ -66,12 +60,9 @@ def summary_input(history: list[StoredMessage], covers_upto: int) -> str:
 
 
 class SummaryActivities:
-    def __init__(
-        self, store: TranscriptStore, http: httpx.AsyncClient, environ: Mapping[str, str]
-    ) -> None:
+    def __init__(self, store: TranscriptStore, gateway: LlmGateway) -> None:
         self.store = store
-        self.http = http
-        self.environ = environ
+        self.gateway = gateway
 
     @activity.defn(name=names.SUMMARIZE_CONTEXT)
     async def summarize_context(self, inp: SummarizeInput) -> SummarizeOutput:
@@ -79,8 +70,6 @@ class SummaryActivities:
         if stored is not None:
             return _output(stored, inp, cached=True)
         endpoint = inp.endpoint
-        adapter = adapter_for(endpoint)
-        api_key = read_api_key(self.environ, endpoint.api_key_env)
         history = await self.store.read(inp.session_id, upto_seq=inp.summary_seq)
         text = summary_input(history, inp.covers_upto)
         plan = PromptPlan(
@@ -90,18 +79,11 @@ class SummaryActivities:
             upto_seq=inp.covers_upto,
             llm_options=dict(endpoint.llm_options),
         )
-        request = adapter.build_request(
-            plan, [Message.system(SUMMARIZER_PROMPT), Message.user(text or "(empty)")]
+        messages = [Message.system(SUMMARIZER_PROMPT), Message.user(text or "(empty)")]
+        done = await self.gateway.complete(
+            endpoint, plan, messages, call_id_prefix=str(inp.summary_seq)
         )
-        raw, latency_ms = await post(self.http, endpoint, adapter, request, api_key)
-        reply = read_reply(
-            adapter,
-            endpoint,
-            raw,
-            api_key,
-            response_transforms=[],
-            context=InboundContext(call_id_prefix=str(inp.summary_seq)),
-        )
+        reply = done.reply
         summary = (reply.message.content or "").strip()[: inp.max_chars]
         if not summary:
             raise ApplicationError(
@@ -109,13 +91,13 @@ class SummaryActivities:
                 type=ErrorCode.PROVIDER_BAD_RESPONSE,
                 non_retryable=True,
             )
-        meta: dict[str, JsonValue] = {
-            SUMMARY_META_KEY: inp.covers_upto,
-            "model": endpoint.model,
-            "provider": endpoint.provider,
-            "usage": reply.usage.model_dump(),
-            "latency_ms": latency_ms,
-        }
+        meta = SummaryMeta(
+            summary_of=inp.covers_upto,
+            model=endpoint.model,
+            provider=endpoint.provider,
+            usage=reply.usage,
+            latency_ms=done.latency_ms,
+        )
         written = await self.store.put(
             inp.session_id, inp.summary_seq, summary_message(summary), meta
         )
@@ -123,11 +105,10 @@ class SummaryActivities:
 
 
 def _output(stored: StoredMessage, inp: SummarizeInput, *, cached: bool) -> SummarizeOutput:
-    usage = stored.meta.get("usage")
     return SummarizeOutput(
         summary_seq=stored.seq,
         covers_upto=inp.covers_upto,
         summary_chars=len(stored.message.content or ""),
-        usage=Usage.model_validate(usage) if isinstance(usage, dict) else Usage(),
+        usage=stored.meta_as(SummaryMeta).usage,
         cached=cached,
     )

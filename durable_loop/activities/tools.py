@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-from pydantic import JsonValue
 from temporalio import activity
 
 from durable_loop.activities.dispatch import dispatch
@@ -20,6 +19,7 @@ from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.registry import ToolContext, ToolRegistry
+from durable_loop.core.reply_meta import ToolResultMeta
 from durable_loop.store import TranscriptStore
 
 
@@ -75,13 +75,13 @@ class ToolActivities:
             )
         duration_ms = int((time.monotonic() - started) * 1000)
         message = Message.tool_result(inp.call_id, inp.name, envelope)
-        meta: dict[str, JsonValue] = {
-            "turn": inp.turn,
-            "duration_ms": duration_ms,
-            "output_bytes": size,
-            "attempt": info.attempt,
-            "idempotency_key": ctx.idempotency_key,
-        }
+        meta = ToolResultMeta(
+            turn=inp.turn,
+            duration_ms=duration_ms,
+            output_bytes=size,
+            attempt=info.attempt,
+            idempotency_key=ctx.idempotency_key,
+        )
         written = await self.store.put(inp.session_id, inp.result_seq, message, meta)
         return summarize_result(written, inp, cached=False)
 
@@ -90,15 +90,16 @@ def summarize_result(stored: StoredMessage, inp: ToolRunInput, *, cached: bool) 
     envelope = stored.message.envelope or Envelope.failure(ErrorCode.TOOL_ERROR, "no envelope")
     content = envelope.to_content()
     preview = content if len(content) <= inp.inline_bytes else content[: inp.inline_bytes] + "…"
+    meta = stored.meta_as(ToolResultMeta)
     return ToolRunOutput(
         result_seq=stored.seq,
         call_id=inp.call_id,
         name=inp.name,
         ok=envelope.ok,
         error_codes=envelope.error_codes,
-        output_bytes=int(stored.meta.get("output_bytes") or 0),  # type: ignore[arg-type]
+        output_bytes=meta.output_bytes,
         preview=preview,
-        duration_ms=int(stored.meta.get("duration_ms") or 0),  # type: ignore[arg-type]
+        duration_ms=meta.duration_ms,
         cached=cached,
         proposal=envelope.proposal,
     )

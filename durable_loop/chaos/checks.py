@@ -6,11 +6,12 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 from temporalio.client import Client
 
+from durable_loop.client.history import fetch_histories
 from durable_loop.core import names
 from durable_loop.store import TranscriptStore
 from durable_loop.store.workspace import WorkspaceStore
 from durable_loop.store.workspace_proposals import list_proposals
-from durable_loop.testing.history import replay_failures, session_histories
+from durable_loop.testing.history import replay_failures
 
 
 class SessionCheck(BaseModel):
@@ -78,7 +79,7 @@ async def check_session(
     client: Client, store: TranscriptStore, workspace: WorkspaceStore, session_id: str
 ) -> SessionCheck:
     messages, half_written = await transcript_problems(store, session_id)
-    histories = await session_histories(client, names.session_workflow_id(session_id))
+    histories = await fetch_histories(client, names.session_workflow_id(session_id))
     failures = await replay_failures(histories)
     return SessionCheck(
         session_id=session_id,

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from durable_loop.core.envelope import Envelope
 
 Role = Literal["system", "user", "assistant", "tool"]
+MetaModel = TypeVar("MetaModel", bound=BaseModel)
 
 
 class ToolCall(BaseModel):
@@ -78,4 +79,10 @@ class StoredMessage:
     seq: int
     message: Message
     meta: dict[str, JsonValue] = field(default_factory=dict)
+    """The JSON object the store keeps beside the message; its shapes are the models of
+    :mod:`durable_loop.core.reply_meta`, read with :meth:`meta_as`."""
     created_at: datetime | None = None
+
+    def meta_as(self, model: type[MetaModel]) -> MetaModel:
+        """The meta parsed as ``model`` (a :class:`~durable_loop.core.reply_meta.RowMeta`)."""
+        return model.model_validate(self.meta)

@@ -19,20 +19,19 @@ from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.providers import ProviderAdapter, ProviderRequest
 from durable_loop.core.registry import ToolRegistry
+from durable_loop.core.reply_meta import SummaryMark
 from durable_loop.core.transforms.registry import (
     render_tool_results,
     transform_tools,
     transform_wire_messages,
 )
 
-SUMMARY_META_KEY = "summary_of"
-
 
 @dataclass(frozen=True)
-class TurnRequest:
+class TurnPlan:
     plan: PromptPlan
     messages: list[Message]
-    request: ProviderRequest
+    """What the request carries after the context window."""
     report: ContextReport
     fingerprint: str
 
@@ -43,20 +42,19 @@ def transcript_items(
     rendered = render_tool_results(tool_result_transforms, [s.message for s in history])
     items = []
     for stored, message in zip(history, rendered, strict=True):
-        covers = stored.meta.get(SUMMARY_META_KEY)
         items.append(
             TranscriptItem(
                 seq=stored.seq,
                 message=message,
-                summary_of=covers if isinstance(covers, int) else None,
+                summary_of=stored.meta_as(SummaryMark).summary_of,
             )
         )
     return items
 
 
 def covers(stored: StoredMessage) -> int:
-    covers = stored.meta.get(SUMMARY_META_KEY)
-    return covers if isinstance(covers, int) else 0
+    """For a stored summary, the seq below which it stands for the transcript; else 0."""
+    return stored.meta_as(SummaryMark).summary_of or 0
 
 
 def request_options(inp: LlmTurnInput, send_tools: bool) -> dict[str, JsonValue]:
@@ -77,12 +75,9 @@ class TurnHistory:
     """The reply an earlier attempt of this activity already stored at ``assistant_seq``."""
 
 
-def build_turn_request(
-    registry: ToolRegistry,
-    adapter: ProviderAdapter,
-    inp: LlmTurnInput,
-    history: TurnHistory,
-) -> TurnRequest:
+def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -> TurnPlan:
+    """The plan and messages of one LLM turn: tools (masked, transformed), options,
+    context window and fingerprint. Encoding for a provider is :func:`encode_request`."""
     transforms = inp.effective_transforms()
     tools = registry.specs(inp.tool_names) if inp.send_tools else []
     tools = transform_tools(transforms.tool_transforms, tools)
@@ -109,14 +104,24 @@ def build_turn_request(
         llm_options=request_options(inp, bool(tools)),
         transforms=transforms.all_names(),
     )
-    request = adapter.build_request(plan, context.messages)
-    body = transform_wire_messages(
-        transforms.message_transforms, request.body, adapter.messages_key
-    )
-    return TurnRequest(
+    return TurnPlan(
         plan=plan,
         messages=context.messages,
-        request=request.model_copy(update={"body": body}),
         report=context.report,
         fingerprint=plan.fingerprint(context.messages),
     )
+
+
+def encode_request(
+    adapter: ProviderAdapter,
+    plan: PromptPlan,
+    messages: list[Message],
+    message_transforms: list[str],
+) -> ProviderRequest:
+    """The provider's request for ``plan`` and ``messages``, with the message transforms
+    applied to its wire messages."""
+    request = adapter.build_request(plan, messages)
+    if not message_transforms:
+        return request
+    body = transform_wire_messages(message_transforms, request.body, adapter.messages_key)
+    return request.model_copy(update={"body": body})

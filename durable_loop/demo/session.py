@@ -22,6 +22,7 @@ from durable_loop.core.config import RuntimeConfig, SessionSettings
 from durable_loop.core.contracts import RunResult
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.messages import StoredMessage
+from durable_loop.core.reply_meta import LlmReplyMeta
 from durable_loop.demo.tools import Notebook
 from durable_loop.store import TranscriptStore
 
@@ -105,17 +106,13 @@ def _short(text: str, limit: int = 120) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _meta_int(row: StoredMessage, key: str) -> int:
-    value = row.meta.get(key)
-    return value if isinstance(value, int) else 0
-
-
 def describe(row: StoredMessage) -> str | None:
     """One printable line per transcript row (user text is printed by the caller)."""
-    message, meta = row.message, row.meta
+    message = row.message
     if message.role == "assistant":
-        head = f"  turn {_meta_int(row, 'turn')}  llm {_meta_int(row, 'latency_ms') / 1000:.1f}s"
-        if not meta.get("tools_sent", True):
+        meta = row.meta_as(LlmReplyMeta)
+        head = f"  turn {meta.turn}  llm {meta.latency_ms / 1000:.1f}s"
+        if meta.tools_sent == []:
             head += " (no tools)"
         if message.tool_calls:
             calls = ", ".join(f"{c.name}({_short(c.arguments, 60)})" for c in message.tool_calls)
@@ -152,7 +149,7 @@ class TranscriptFollower:
             if row.seq != self.next_seq and not skip_gaps:
                 return
             if row.message.role == "assistant":
-                self.llm_ms.append(_meta_int(row, "latency_ms"))
+                self.llm_ms.append(row.meta_as(LlmReplyMeta).latency_ms)
             line = describe(row)
             if line is not None:
                 self.emit(line)

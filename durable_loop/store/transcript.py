@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any, cast
 
 from pydantic import JsonValue
@@ -13,10 +14,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from durable_loop.core.canonical_json import scrub_surrogates
 from durable_loop.core.messages import Message, StoredMessage
+from durable_loop.core.reply_meta import RowMeta
 from durable_loop.store.database import Database, insert_ignore
 from durable_loop.store.schema import TranscriptRow
 
 TRANSCRIPT = cast(Table, TranscriptRow.__table__)
+
+Meta = RowMeta | dict[str, JsonValue]
+"""What a row keeps beside its message: a typed meta (:mod:`durable_loop.core.reply_meta`)
+or any JSON object."""
 
 
 _SESSION = TRANSCRIPT.c.session_id == bindparam("session_id")
@@ -64,9 +70,7 @@ class TranscriptStore:
     async def close(self) -> None:
         await self.db.dispose()
 
-    async def append(
-        self, session_id: str, items: list[tuple[int, Message, dict[str, JsonValue]]]
-    ) -> None:
+    async def append(self, session_id: str, items: Sequence[tuple[int, Message, Meta]]) -> None:
         """Write messages at their seqs; a seq that already holds a message keeps it."""
         if not items:
             return
@@ -74,9 +78,7 @@ class TranscriptStore:
         inline = len(rows) <= INLINE_ROWS
         await self.db.write(lambda conn: conn.execute(self._insert, rows), inline=inline)
 
-    async def put(
-        self, session_id: str, seq: int, message: Message, meta: dict[str, JsonValue]
-    ) -> StoredMessage:
+    async def put(self, session_id: str, seq: int, message: Message, meta: Meta) -> StoredMessage:
         """Write one message at ``seq`` unless the seq already holds one, and return what the
         store holds there: one round trip when the write wins (``RETURNING``), a read when an
         earlier attempt of the same activity got there first."""
@@ -192,9 +194,9 @@ def message_json(message: Message) -> str:
         return Message.model_validate(clean).model_dump_json(exclude_defaults=True)
 
 
-def _row(
-    session_id: str, seq: int, message: Message, meta: dict[str, JsonValue]
-) -> dict[str, object]:
+def _row(session_id: str, seq: int, message: Message, meta: Meta) -> dict[str, object]:
+    if isinstance(meta, RowMeta):
+        meta = meta.to_json()
     return {
         "session_id": session_id,
         "seq": seq,

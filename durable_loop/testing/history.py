@@ -1,40 +1,23 @@
-"""Workflow histories for tests: fetch every run of a session and replay it.
+"""Workflow histories for tests: replay them, look into them.
 
 Every history a test produces must replay with :class:`temporalio.worker.Replayer` against
-the current workflow code; :func:`replay_failures` reports the runs that do not.
+the current workflow code; :func:`replay_failures` reports the runs that do not. Fetching
+every run of a session is the client's
+(:func:`durable_loop.client.history.fetch_histories`).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Sequence
-from datetime import timedelta
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import History, HistoryEvent
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
 
 from durable_loop.workflows.session import SessionWorkflow
-
-
-async def session_histories(client: Client, workflow_id: str) -> list[WorkflowHistory]:
-    """Every run of ``workflow_id``, oldest first, following the continue-as-new chain."""
-    runs: list[WorkflowHistory] = []
-    run_id: str | None = None
-    while True:
-        handle = client.get_workflow_handle(workflow_id, run_id=run_id)
-        history = await handle.fetch_history(rpc_timeout=timedelta(seconds=30))
-        if not history.events:
-            break
-        runs.append(history)
-        started = history.events[0].workflow_execution_started_event_attributes
-        run_id = started.continued_execution_run_id or None
-        if run_id is None:
-            break
-    runs.reverse()
-    return runs
 
 
 async def replay_failures(
@@ -71,4 +54,4 @@ def history_bytes(history: WorkflowHistory) -> bytes:
     return History(events=history.events).SerializeToString()
 
 
-__all__ = ["EventType", "events_of", "history_bytes", "replay_failures", "session_histories"]
+__all__ = ["EventType", "events_of", "history_bytes", "replay_failures"]

@@ -26,11 +26,12 @@ from temporalio.worker import Interceptor, Worker
 
 from durable_loop.cli.binaries import temporal_test_server
 from durable_loop.cli.devserver import start_local_environment
+from durable_loop.client.history import fetch_histories
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.store import StoreConfig, TranscriptStore, open_store
-from durable_loop.testing.history import replay_failures, session_histories
+from durable_loop.testing.history import replay_failures
 from durable_loop.testing.scripted import ScriptedLLM
 from durable_loop.worker.builder import WorkerDeps, WorkerTuning, build_worker, new_http_client
 
@@ -86,7 +87,7 @@ class LoopWorker:
 
     async def histories(self, session_id: str) -> list[WorkflowHistory]:
         """Every run of the session's workflow, oldest first."""
-        return await session_histories(self.sessions.client, names.session_workflow_id(session_id))
+        return await fetch_histories(self.sessions.client, names.session_workflow_id(session_id))
 
 
 WorkerFactory = Callable[..., AbstractAsyncContextManager[LoopWorker]]
@@ -167,7 +168,7 @@ async def _replay_and_close(client: Client, clients: list[SessionClient]) -> Non
         histories: list[WorkflowHistory] = []
         for workflow_id in sorted(set(sessions.started_workflow_ids) - done):
             done.add(workflow_id)
-            histories.extend(await session_histories(client, workflow_id))
+            histories.extend(await fetch_histories(client, workflow_id))
             with contextlib.suppress(RPCError):
                 await client.get_workflow_handle(workflow_id).terminate("test finished")
         converter = sessions.client.data_converter

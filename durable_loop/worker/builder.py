@@ -13,6 +13,7 @@ from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from durable_loop.activities.appends import TranscriptActivities
+from durable_loop.activities.gateway import LlmGateway
 from durable_loop.activities.llm import LlmActivities
 from durable_loop.activities.long_running import LongToolActivities
 from durable_loop.activities.router import RouterActivities
@@ -73,10 +74,11 @@ def new_http_client(max_connections: int | None = None) -> httpx.AsyncClient:
 
 
 def activities_for(deps: WorkerDeps) -> list[object]:
-    llm = LlmActivities(deps.store, deps.http, deps.registry, deps.environ)
-    summaries = SummaryActivities(deps.store, deps.http, deps.environ)
+    gateway = LlmGateway(deps.http, deps.environ)
+    llm = LlmActivities(deps.store, gateway, deps.registry)
+    summaries = SummaryActivities(deps.store, gateway)
     tools = ToolActivities(deps.store, deps.registry)
-    router = RouterActivities(deps.store, deps.http, deps.registry, deps.environ)
+    router = RouterActivities(deps.store, gateway, deps.registry)
     transcript = TranscriptActivities(deps.store)
     workspace = WorkspaceActivities(deps.workspace or WorkspaceStore(deps.store.db))
     return [

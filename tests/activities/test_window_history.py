@@ -9,7 +9,8 @@ from durable_loop.core.context_window import build_context, summary_message
 from durable_loop.core.endpoint import ContextWindow
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.messages import Message, ToolCall
-from durable_loop.core.request import SUMMARY_META_KEY, transcript_items
+from durable_loop.core.reply_meta import SUMMARY_META_KEY
+from durable_loop.core.request import transcript_items
 from durable_loop.store import StoreConfig, open_store
 
 

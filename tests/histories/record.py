@@ -19,12 +19,12 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from durable_loop.client.history import fetch_histories
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import ScriptedLLM, reply
-from durable_loop.testing.history import session_histories
 from durable_loop.testing.pytest_plugin import start_test_environment
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 from tests.conftest import settings_for
@@ -105,7 +105,7 @@ async def record(target: Path = HERE) -> list[Path]:
                         sid = await scenario(sessions, llm)
                         workflow_id = names.session_workflow_id(sid)
                         await env.client.get_workflow_handle(workflow_id).result()
-                        runs = await session_histories(env.client, workflow_id)
+                        runs = await fetch_histories(env.client, workflow_id)
                         for index, history in enumerate(runs):
                             path = target / f"{name}.run{index}.json"
                             body = json.dumps(history.to_json_dict(), indent=1) + "\n"

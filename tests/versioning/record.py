@@ -14,12 +14,12 @@ import json
 import tempfile
 from pathlib import Path
 
+from durable_loop.client.history import fetch_histories
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import ScriptedLLM, reply
-from durable_loop.testing.history import session_histories
 from durable_loop.testing.pytest_plugin import start_test_environment
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 from tests.conftest import settings_for
@@ -59,7 +59,7 @@ async def record(target: Path = HISTORY) -> Path:
                     await sessions.close(sid)
                     workflow_id = names.session_workflow_id(sid)
                     await env.client.get_workflow_handle(workflow_id).result()
-                    [history] = await session_histories(env.client, workflow_id)
+                    [history] = await fetch_histories(env.client, workflow_id)
             finally:
                 await http.aclose()
                 await store.close()

@@ -15,11 +15,12 @@ from pathlib import Path
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Worker
 
+from durable_loop.client.history import fetch_histories
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import reply
-from durable_loop.testing.history import EventType, events_of, replay_failures, session_histories
+from durable_loop.testing.history import EventType, events_of, replay_failures
 from durable_loop.worker.builder import WorkerDeps, activities_for, new_http_client
 from durable_loop.workflows.session import SessionWorkflow
 from tests.conftest import settings_for, unique
@@ -104,7 +105,7 @@ async def test_new_runs_take_the_new_path_and_deprecation_keeps_them_replaying(
         await http.aclose()
         await store.close()
     assert result.reply == "5"
-    [patched_run] = await session_histories(temporal_env.client, names.session_workflow_id(sid))
+    [patched_run] = await fetch_histories(temporal_env.client, names.session_workflow_id(sid))
     assert patch_markers(patched_run) == [PATCH]
     assert activity_types(patched_run)[0] == "list_tools"
     assert await replay_failures([patched_run], [PatchedSession]) == {}

@@ -22,6 +22,7 @@ from durable_loop.core.contracts import AppendItem, RunResult, ToolCallSummary
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.messages import StoredMessage, Usage
 from durable_loop.core.outcome import preview
+from durable_loop.core.reply_meta import ReusedResultMeta
 
 USER_PREVIEW_CHARS = 60
 
@@ -67,7 +68,7 @@ class _Index:
                     seq,
                     source="store",
                     executed=ran is not None,
-                    reused="reused_from" in stored.meta,
+                    reused=stored.meta_as(ReusedResultMeta).reused_from is not None,
                 )
         if ran is not None and ran.failure is not None:
             return row.model_copy(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
@@ -11,9 +10,10 @@ from temporalio.api.common.v1 import Payloads
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.failure.v1 import Failure
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import Client
 from temporalio.converter import DataConverter, PayloadCodec
 
+from durable_loop.client.history import fetch_histories
 from durable_loop.client.trace.builder import build_trace
 from durable_loop.client.trace.decode import decode_run
 from durable_loop.client.trace.models import Trace
@@ -25,25 +25,6 @@ from durable_loop.store.engine import async_engine
 
 class StoreMissing(FileNotFoundError):
     pass
-
-
-async def fetch_histories(client: Client, workflow_id: str) -> list[WorkflowHistory]:
-    """Every run of ``workflow_id``, oldest first, following the continue-as-new chain
-    backwards from the latest run."""
-    runs: list[WorkflowHistory] = []
-    run_id: str | None = None
-    while True:
-        handle = client.get_workflow_handle(workflow_id, run_id=run_id)
-        history = await handle.fetch_history(rpc_timeout=timedelta(seconds=30))
-        if not history.events:
-            break
-        runs.append(history)
-        started = history.events[0].workflow_execution_started_event_attributes
-        run_id = started.continued_execution_run_id or None
-        if run_id is None:
-            break
-    runs.reverse()
-    return runs
 
 
 async def fetch_messages(db_url: str, session_id: str) -> list[StoredMessage]:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.chat import chat_once
+from durable_loop.activities.gateway import LlmGateway
 from durable_loop.core.config import RouterConfig
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.messages import Message
@@ -183,11 +184,10 @@ class RoutingBench:
         router: RouterConfig | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        self.http = http
+        self.gateway = LlmGateway(http, environ or {})
         self.endpoint = endpoint
         self.specs = specs
         self.router = router or RouterConfig()
-        self.environ = environ or {}
 
     def _options(self) -> dict[str, JsonValue]:
         options: dict[str, JsonValue] = {}
@@ -209,9 +209,7 @@ class RoutingBench:
         """One step with the pipeline's repair rule; ``spec`` is the executor's tool."""
         messages = base
         for attempt in range(1 + self.router.repair_attempts):
-            reply = await chat_once(
-                self.http, self.environ, self.endpoint, messages, self._options()
-            )
+            reply = await chat_once(self.gateway, self.endpoint, messages, self._options())
             parsed: RouterDecision | ExecutorCall | StepFailure
             if spec is None:
                 outcome.router_ms += reply.latency_ms
