@@ -16,7 +16,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
 
-from durable_loop.workflows.session import SessionWorkflow
+from durable_loop.worker.plugin import WORKFLOWS
 
 
 async def session_histories(client: Client, workflow_id: str) -> list[WorkflowHistory]:
@@ -39,7 +39,7 @@ async def session_histories(client: Client, workflow_id: str) -> list[WorkflowHi
 
 async def replay_failures(
     histories: Iterable[WorkflowHistory],
-    workflows: Sequence[type] = (SessionWorkflow,),
+    workflows: Sequence[type] = WORKFLOWS,
     *,
     data_converter: DataConverter = pydantic_data_converter,
 ) -> dict[str, str]:
