@@ -41,7 +41,7 @@ def test_importing_the_package_imports_nothing_of_it():
 
 def test_the_core_and_the_workflows_stay_free_of_client_worker_and_store():
     modules = imported_after(
-        "import durable_loop.core.contracts, durable_loop.workflows.child_session"
+        "import durable_loop.core.contracts, durable_loop.workflows.registered"
     )
     layers = {"client", "worker", "store", "activities", "service", "cli", "testing"}
     assert [m for m in modules if m.startswith("durable_loop.") and m.split(".")[1] in layers] == []

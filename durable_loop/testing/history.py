@@ -16,7 +16,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
 
-from durable_loop.worker.plugin import WORKFLOWS
+from durable_loop.workflows.registered import WORKFLOWS
 
 
 async def session_histories(client: Client, workflow_id: str) -> list[WorkflowHistory]:

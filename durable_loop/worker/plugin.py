@@ -30,16 +30,14 @@ from durable_loop.activities.workspace import WorkspaceActivities
 from durable_loop.client.connect import data_converter_for
 from durable_loop.store.workspace import WorkspaceStore
 from durable_loop.worker.deps import WorkerDeps
-from durable_loop.workflows.child_session import ChildSessionWorkflow
-from durable_loop.workflows.session import SessionWorkflow
+from durable_loop.workflows.registered import WORKFLOWS
 
 if TYPE_CHECKING:
     from durable_loop.client.codec.keys import KeyRing
 
-PLUGIN_NAME = "durable-loop"
+__all__ = ["WORKFLOWS", "DurableLoopPlugin", "activities_for"]
 
-WORKFLOWS: tuple[type, ...] = (SessionWorkflow, ChildSessionWorkflow)
-"""Every workflow a durable-loop worker runs."""
+PLUGIN_NAME = "durable-loop"
 
 CORE_MODULES = "durable_loop.core"
 """Pure modules (the models every workflow input and output is made of): passed through
