@@ -4,7 +4,7 @@
 data converter, and every ``Worker`` built on that client (the SDK hands client plugins
 on to workers) durable-loop's workflows, activities and sandbox settings beside the
 user's own. :func:`~durable_loop.worker.builder.build_worker` assembles its worker the
-same way, so this module holds the one list of durable-loop's workflows and activities.
+same way, so the activities are listed here once (the workflows in workflows.registered).
 """
 
 from __future__ import annotations
