@@ -80,7 +80,7 @@ class DurableLoopPlugin(SimplePlugin):
     core (``sandbox_passthrough=True``: for all of durable-loop, see
     :class:`~durable_loop.worker.builder.WorkerTuning`). Given to a ``Worker`` only, the
     worker's client must already use durable-loop's converter (e.g. from
-    :func:`durable_loop.connect`).
+    :func:`durable_loop.connect`); a plugin with ``deps`` on the client as well is refused.
 
     On a ``Replayer``: the converter, the sandbox settings and the workflows, so the
     histories of the user's workflows and of their child sessions replay.
@@ -147,7 +147,20 @@ class DurableLoopPlugin(SimplePlugin):
 
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
         if self.deps is not None:
-            _require_pydantic(config["client"])
+            client = config["client"]
+            _require_pydantic(client)
+            on_client = [
+                p
+                for p in client.config()["plugins"]
+                if isinstance(p, DurableLoopPlugin) and p is not self and p.deps is not None
+            ]
+            if on_client:
+                raise ValueError(
+                    "DurableLoopPlugin with deps is given to both the client and the worker "
+                    "(build_worker adds one): the client's already brings durable-loop's "
+                    "workflows and activities to every worker built on it; give the client "
+                    "DurableLoopPlugin() without deps, or leave it off the worker"
+                )
         return super().configure_worker(config)
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:

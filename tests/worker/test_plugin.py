@@ -110,6 +110,19 @@ async def test_the_plugin_on_both_client_and_worker_registers_everything_once(te
     assert len(worker.config(active_config=True)["activities"]) == 10
 
 
+async def test_two_plugins_with_deps_on_client_and_worker_are_refused(temporal_env, deps):
+    client = client_with(temporal_env, plugins=[DurableLoopPlugin(deps)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="both the client and the worker"):
+            build_worker(client, deps, task_queue="twice-built")
+    converter_only = client_with(temporal_env, plugins=[DurableLoopPlugin()])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        worker = build_worker(converter_only, deps, task_queue="converter-only")
+    assert list(worker.config(active_config=True)["workflows"]) == list(WORKFLOWS)
+
+
 async def test_a_worker_plugin_refuses_a_client_without_the_pydantic_converter(temporal_env, deps):
     plain = client_with(temporal_env, data_converter=DataConverter.default)
     with pytest.raises(ValueError, match=r"Client\.connect"):
