@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
@@ -11,6 +12,9 @@ from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from durable_loop.client.settings import TemporalSettings
+
+if TYPE_CHECKING:
+    from durable_loop.client.codec.keys import KeyRing
 
 
 class TemporalUnreachable(ConnectionError):
@@ -64,10 +68,10 @@ async def connect(settings: TemporalSettings, *, check_namespace: bool = True) -
     return client
 
 
-def _data_converter(settings: TemporalSettings) -> DataConverter:
-    """Pydantic JSON; encrypted when DURABLE_LOOP_CODEC_KEYS is set (needs ``cryptography``,
-    the ``crypto`` extra), which every process talking to the same sessions must share."""
-    ring = settings.key_ring()
+def data_converter_for(ring: KeyRing | None) -> DataConverter:
+    """Pydantic JSON; encrypted when keys are given (DURABLE_LOOP_CODEC_KEYS; needs
+    ``cryptography``, the ``crypto`` extra), which every process talking to the same
+    sessions must share. :func:`connect` and the worker plugin both take it from here."""
     if ring is None:
         return pydantic_data_converter
     from durable_loop.client.codec.converter import data_converter
@@ -82,7 +86,7 @@ async def _connect(settings: TemporalSettings) -> Client:
             namespace=settings.namespace,
             api_key=settings.api_key,
             tls=tls_config(settings),
-            data_converter=_data_converter(settings),
+            data_converter=data_converter_for(settings.key_ring()),
         )
     except RuntimeError as err:
         reason = " ".join(str(err).split())

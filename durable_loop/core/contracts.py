@@ -149,6 +149,35 @@ class SessionInput(BaseModel):
     carried: CarriedState | None = None
 
 
+class ChildSessionInput(BaseModel):
+    """A session run as a child of another workflow: it answers ``messages`` in order,
+    then ends. ``carried`` (from an earlier child's result) continues that conversation."""
+
+    session_id: str
+    settings: SessionSettings
+    messages: list[UserMessage] = Field(min_length=1)
+    carried: CarriedState | None = None
+
+
+class ChildSessionResult(BaseModel):
+    """What a child session hands back to its parent workflow."""
+
+    session_id: str
+    results: list[RunResult] = Field(
+        description="One per message answered, in order: the start messages first, then any "
+        "posted to the child by signal before it ended"
+    )
+    end: SessionEnd
+    carried: CarriedState = Field(
+        description="Pass as ``carried`` to the next child to continue this conversation"
+    )
+
+    @property
+    def reply(self) -> str | None:
+        """The reply to the last message answered."""
+        return self.results[-1].reply if self.results else None
+
+
 # ---------------------------------------------------------------- activities
 
 

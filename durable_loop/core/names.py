@@ -1,6 +1,7 @@
 """Names shared by the workflow and the activities that implement them."""
 
 SESSION_WORKFLOW = "Session"
+CHILD_SESSION_WORKFLOW = "ChildSession"
 LIST_TOOLS = "list_tools"
 LLM_TURN = "llm_turn"
 RUN_TOOL = "run_tool"

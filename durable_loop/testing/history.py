@@ -17,12 +17,12 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
 
-from durable_loop.workflows.session import SessionWorkflow
+from durable_loop.workflows.registered import WORKFLOWS
 
 
 async def replay_failures(
     histories: Iterable[WorkflowHistory],
-    workflows: Sequence[type] = (SessionWorkflow,),
+    workflows: Sequence[type] = WORKFLOWS,
     *,
     data_converter: DataConverter = pydantic_data_converter,
 ) -> dict[str, str]:

@@ -1,30 +1,28 @@
-"""Building a worker: clients are created here and injected into class-based activities."""
+"""Building workers: durable-loop's plugin on a tuned Worker, and tool-only worker pools."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
-import httpx
 from pydantic import BaseModel, Field
 from temporalio.client import Client
 from temporalio.worker import Interceptor, Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from durable_loop.activities.appends import TranscriptActivities
-from durable_loop.activities.gateway import LlmGateway
-from durable_loop.activities.llm import LlmActivities
 from durable_loop.activities.long_running import LongToolActivities
-from durable_loop.activities.router import RouterActivities
-from durable_loop.activities.summarize import SummaryActivities
 from durable_loop.activities.tools import ToolActivities
-from durable_loop.activities.workspace import WorkspaceActivities
 from durable_loop.core.constants import TASK_QUEUE
-from durable_loop.core.registry import ToolRegistry
-from durable_loop.store import TranscriptStore
-from durable_loop.store.workspace import WorkspaceStore
-from durable_loop.workflows.session import SessionWorkflow
+from durable_loop.worker.deps import DEFAULT_HTTP_CONNECTIONS, WorkerDeps, new_http_client
+from durable_loop.worker.plugin import DurableLoopPlugin, activities_for
+
+__all__ = [
+    "DEFAULT_HTTP_CONNECTIONS",
+    "WorkerDeps",
+    "WorkerTuning",
+    "activities_for",
+    "build_tool_worker",
+    "build_worker",
+    "new_http_client",
+]
 
 
 class WorkerTuning(BaseModel):
@@ -45,56 +43,6 @@ class WorkerTuning(BaseModel):
     )
 
 
-@dataclass
-class WorkerDeps:
-    store: TranscriptStore
-    registry: ToolRegistry
-    http: httpx.AsyncClient = field(default_factory=lambda: new_http_client())
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    workspace: WorkspaceStore | None = None
-    """Settles proposals; default: a workspace store on the transcript store's engine."""
-
-
-DEFAULT_HTTP_CONNECTIONS = 200
-
-
-def new_http_client(max_connections: int | None = None) -> httpx.AsyncClient:
-    """One pooled client per worker; its own retries are off because Temporal retries.
-
-    ``max_connections`` should be at least the worker's activity slots: every LLM call
-    holds a connection for its whole duration, so a smaller pool silently caps how many
-    calls run at once below ``max_concurrent_activities`` (the rest wait for a connection).
-    """
-    connections = max(max_connections or 0, DEFAULT_HTTP_CONNECTIONS)
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=50)
-    # The limits belong on the transport: httpx ignores a client's ``limits`` when it is
-    # given a transport, which left every worker at httpx's default of 100 connections.
-    transport = httpx.AsyncHTTPTransport(retries=0, limits=limits)
-    return httpx.AsyncClient(transport=transport, timeout=120.0)
-
-
-def activities_for(deps: WorkerDeps) -> list[object]:
-    gateway = LlmGateway(deps.http, deps.environ)
-    llm = LlmActivities(deps.store, gateway, deps.registry)
-    summaries = SummaryActivities(deps.store, gateway)
-    tools = ToolActivities(deps.store, deps.registry)
-    router = RouterActivities(deps.store, gateway, deps.registry)
-    transcript = TranscriptActivities(deps.store)
-    workspace = WorkspaceActivities(deps.workspace or WorkspaceStore(deps.store.db))
-    return [
-        llm.llm_turn,
-        summaries.summarize_context,
-        tools.list_tools,
-        tools.run_tool,
-        LongToolActivities(tools).run_long_tool,
-        router.router_step,
-        router.router_answer,
-        transcript.write_messages,
-        workspace.facts_commit,
-        workspace.proposal_close,
-    ]
-
-
 def build_worker(
     client: Client,
     deps: WorkerDeps,
@@ -103,13 +51,15 @@ def build_worker(
     tuning: WorkerTuning | None = None,
     interceptors: Sequence[Interceptor] = (),
 ) -> Worker:
-    """``interceptors``: e.g. tracing and metrics (``durable_loop.worker.observability``)."""
+    """A worker running durable-loop's workflows and activities: :class:`DurableLoopPlugin`
+    on a Worker tuned by ``tuning``. ``client`` must use durable-loop's data converter
+    (:func:`durable_loop.connect`). ``interceptors``: e.g. tracing and metrics
+    (``durable_loop.worker.observability``)."""
     tuning = tuning or WorkerTuning()
     options = {k: v for k, v in tuning.model_dump().items() if v is not None}
-    if options.pop("sandbox_passthrough", False):
-        options["workflow_runner"] = SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_modules("durable_loop")
-        )
+    plugin = DurableLoopPlugin(
+        deps, sandbox_passthrough=bool(options.pop("sandbox_passthrough", False))
+    )
     pollers = {}
     if "workflow_task_pollers" in options:
         pollers["max_concurrent_workflow_task_polls"] = options.pop("workflow_task_pollers")
@@ -118,8 +68,7 @@ def build_worker(
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[SessionWorkflow],
-        activities=activities_for(deps),  # type: ignore[arg-type]
+        plugins=[plugin],
         interceptors=list(interceptors),
         **options,
         **pollers,
