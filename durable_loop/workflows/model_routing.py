@@ -93,7 +93,7 @@ def validate_switch(settings: SessionSettings, request: SwitchModelRequest) -> N
         try:
             get_adapter(endpoint.provider)
         except ConfigError as err:
-            raise ConfigError(f"{ConfigError.code}: {err}") from None
+            raise ConfigError(err.message, show_code=True) from None
     refuse_unreliable_enforced(new)
 
 

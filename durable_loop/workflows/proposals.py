@@ -42,7 +42,7 @@ SETTLE_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=60),
     maximum_attempts=0,
-    non_retryable_error_types=["INVALID_ARGS"],
+    non_retryable_error_types=[ErrorCode.INVALID_ARGS],
 )
 
 
@@ -160,7 +160,8 @@ class ProposalBook:
             done = self.decided.get(decision.proposal_id)
             if done is None:
                 raise ApplicationError(
-                    f"no pending proposal {decision.proposal_id!r}", type="UNKNOWN_PROPOSAL"
+                    f"no pending proposal {decision.proposal_id!r}",
+                    type=ErrorCode.UNKNOWN_PROPOSAL,
                 )
             return done
         return await self._settle(
