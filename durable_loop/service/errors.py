@@ -11,6 +11,7 @@ from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedErro
 from temporalio.service import RPCError, RPCStatusCode
 
 from durable_loop.client.approvals import ProposalNotPending
+from durable_loop.client.refusals import refusal_of
 from durable_loop.core.errors import ConfigError, DurableLoopError, ErrorCode
 
 
@@ -44,16 +45,14 @@ DECISION_STATUS = {
 
 
 def refusal(err: WorkflowUpdateFailedError) -> ApiError:
-    """An Update refused by the workflow's validator: its message starts with the code."""
-    cause = err.cause
-    text = str(getattr(cause, "message", None) or cause or err)
-    name, _, message = text.partition(": ")
-    code = ErrorCode.known(name)
-    if code is None:
-        return ApiError(409, ErrorCode.UPDATE_REFUSED, text)
-    if code is ErrorCode.ALREADY_DECIDED and message.endswith(" is expired"):
+    """An Update refused by the workflow: the code is the failure's type."""
+    refused = refusal_of(err)
+    if refused.code is None:
+        return ApiError(409, ErrorCode.UPDATE_REFUSED, refused.text)
+    code = refused.code
+    if code is ErrorCode.ALREADY_DECIDED and refused.message.endswith(" is expired"):
         code = ErrorCode.EXPIRED
-    return ApiError(DECISION_STATUS.get(code, 409), code, message)
+    return ApiError(DECISION_STATUS.get(code, 409), code, refused.message)
 
 
 def not_pending(err: ProposalNotPending) -> ApiError:

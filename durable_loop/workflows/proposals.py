@@ -36,6 +36,8 @@ with workflow.unsafe.imports_passed_through():
         SettleVerdict,
     )
 
+from durable_loop.workflows.refusals import refuse
+
 DECIDED_KEPT = 64
 EXPIRY_ACTOR = "system:expiry"
 SETTLE_RETRY = RetryPolicy(
@@ -129,27 +131,32 @@ class ProposalBook:
     # ------------------------------------------------------------------ decisions
 
     def check(self, decision: ProposalDecision) -> None:
-        """Raise ValueError (code first) for a decision that must not be applied."""
+        """Raise a coded refusal (:func:`refuse`) for a decision that must not be applied."""
         proposal_id = decision.proposal_id
         proposal = self.pending.get(proposal_id)
         if proposal is None:
             done = self.decided.get(proposal_id)
             if done is not None:
-                raise ValueError(f"ALREADY_DECIDED: proposal {proposal_id} is {done.status}")
-            raise ValueError(f"UNKNOWN_PROPOSAL: no pending proposal {proposal_id!r}")
+                raise refuse(ErrorCode.ALREADY_DECIDED, f"proposal {proposal_id} is {done.status}")
+            raise refuse(ErrorCode.UNKNOWN_PROPOSAL, f"no pending proposal {proposal_id!r}")
         if proposal.deciding:
-            raise ValueError(f"ALREADY_DECIDED: proposal {proposal_id} is being settled")
+            raise refuse(ErrorCode.ALREADY_DECIDED, f"proposal {proposal_id} is being settled")
         if workflow.now() >= proposal.expires_at:
-            raise ValueError(f"EXPIRED: proposal {proposal_id} expired at {proposal.expires_at}")
+            raise refuse(
+                ErrorCode.EXPIRED, f"proposal {proposal_id} expired at {proposal.expires_at}"
+            )
         if not decision.approver.strip():
-            raise ValueError("INVALID_DECISION: the approver's identity is required")
+            raise refuse(ErrorCode.INVALID_DECISION, "the approver's identity is required")
         if "\x00" in decision.approver + (decision.comment or ""):
-            raise ValueError("INVALID_DECISION: the approver or comment contains a NUL character")
+            raise refuse(
+                ErrorCode.INVALID_DECISION, "the approver or comment contains a NUL character"
+            )
         bound = decision.verdict == "confirm" or decision.fingerprint is not None
         if bound and decision.fingerprint != proposal.fingerprint:
-            raise ValueError(
-                f"FINGERPRINT_MISMATCH: proposal {proposal_id} has fingerprint "
-                f"{proposal.fingerprint}; the decision names {decision.fingerprint!r}"
+            raise refuse(
+                ErrorCode.FINGERPRINT_MISMATCH,
+                f"proposal {proposal_id} has fingerprint {proposal.fingerprint}; "
+                f"the decision names {decision.fingerprint!r}",
             )
 
     async def decide(self, decision: ProposalDecision) -> DecisionResult:
@@ -238,7 +245,7 @@ class ProposalHandlers:
     async def proposal_decision(self, decision: ProposalDecision) -> None:
         try:
             self._proposals.check(decision)
-        except ValueError as err:
+        except ApplicationError as err:
             workflow.logger.warning("decision on %s ignored: %s", decision.proposal_id, err)
             return
         await self._proposals.decide(decision)

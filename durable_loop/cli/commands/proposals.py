@@ -206,14 +206,13 @@ def _known(err: Exception, session_id: str) -> Exception:
 
     from durable_loop.cli.errors import CliError
     from durable_loop.client.approvals import ProposalNotPending
+    from durable_loop.client.refusals import refusal_of
 
     if isinstance(err, ProposalNotPending):
         return CliError(err.code, err.message)
     if isinstance(err, WorkflowUpdateFailedError):
-        text = str(getattr(err.cause, "message", None) or err.cause or err)
-        name, _, message = text.partition(": ")
-        code = ErrorCode.known(name)
-        return CliError(code or ErrorCode.DECISION_REFUSED, message if code else text)
+        refused = refusal_of(err)
+        return CliError(refused.code or ErrorCode.DECISION_REFUSED, refused.message)
     if isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND:
         return CliError(ErrorCode.SESSION_NOT_FOUND, f"no running session {session_id!r}")
     return err
