@@ -11,6 +11,7 @@ from durable_loop.core.contracts import (
     WriteMessagesOutput,
 )
 from durable_loop.core.envelope import Envelope
+from durable_loop.core.errors import ErrorCode
 from durable_loop.core.messages import Message
 from durable_loop.core.reply_meta import ReusedResultMeta, RowMeta
 from durable_loop.store import TranscriptStore
@@ -41,7 +42,7 @@ async def write_appends(store: TranscriptStore, session_id: str, appends: list[A
         envelope = (
             source.message.envelope
             if source and source.message.envelope
-            else Envelope.failure("TOOL_ERROR", "the earlier result is not available")
+            else Envelope.failure(ErrorCode.TOOL_ERROR, "the earlier result is not available")
         )
         if item.dedupe:
             warning = DEDUPLICATED_WARNING

@@ -11,7 +11,13 @@ import httpx
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from durable_loop.activities.provider_http import elapsed_ms, endpoint_url, http_error, redact
+from durable_loop.activities.provider_http import (
+    elapsed_ms,
+    endpoint_url,
+    http_error,
+    provider_failures,
+    redact,
+)
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.providers import ProviderAdapter, ProviderRequest
@@ -72,7 +78,7 @@ async def post_streaming(
     """
     url = endpoint_url(endpoint, request)
     started = time.monotonic()
-    try:
+    with provider_failures(endpoint, url):
         async with http.stream(
             "POST",
             url,
@@ -108,15 +114,4 @@ async def post_streaming(
                         await writer.write(delta)
                         activity.heartbeat()
             await writer.close()
-    except httpx.TimeoutException as err:
-        raise ApplicationError(
-            f"{endpoint.provider} did not answer within {endpoint.timeout_s}s "
-            f"({type(err).__name__})",
-            type=ErrorCode.PROVIDER_UNAVAILABLE,
-        ) from None
-    except httpx.TransportError as err:
-        raise ApplicationError(
-            f"cannot reach {url}: {type(err).__name__}: {err}",
-            type=ErrorCode.PROVIDER_UNAVAILABLE,
-        ) from None
     return json.dumps(assembler.body()), elapsed_ms(started)

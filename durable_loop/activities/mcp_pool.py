@@ -23,7 +23,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import ValidationError
 
-from durable_loop.core.mcp import McpErrorCode, McpServerConfig, McpServerError, expand_all
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.mcp import McpServerConfig, McpServerError, expand_all
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ class McpConnection:
     def client(self) -> Client:
         if self._client is None:
             raise McpServerError(
-                McpErrorCode.DISCONNECTED, self.config.name, "the connection is closed"
+                ErrorCode.MCP_SERVER_DISCONNECTED, self.config.name, "the connection is closed"
             )
         return self._client
 
@@ -92,14 +93,14 @@ class McpConnection:
             ready.cancel()
             await self.close()
             raise McpServerError(
-                McpErrorCode.START_TIMEOUT,
+                ErrorCode.MCP_SERVER_START_TIMEOUT,
                 name,
                 f"no handshake within {self.config.startup_timeout_s}s from {self.config.where()}",
             ) from None
         except Exception as err:
             await self.close()
             raise McpServerError(
-                McpErrorCode.UNAVAILABLE,
+                ErrorCode.MCP_SERVER_UNAVAILABLE,
                 name,
                 f"cannot start or reach {self.config.where()}: {describe(err)}",
             ) from None
@@ -155,7 +156,7 @@ class McpPool:
             return self.configs[server]
         except KeyError:
             raise McpServerError(
-                McpErrorCode.CONFIG, server, "not configured on this worker"
+                ErrorCode.MCP_CONFIG_ERROR, server, "not configured on this worker"
             ) from None
 
     async def connection(self, server: str) -> McpConnection:
@@ -212,11 +213,11 @@ class McpPool:
                     break
         except TimeoutError:
             raise McpServerError(
-                McpErrorCode.START_TIMEOUT, server, "tools/list did not answer"
+                ErrorCode.MCP_SERVER_START_TIMEOUT, server, "tools/list did not answer"
             ) from None
         except (ValidationError, MCPError) as err:
             raise McpServerError(
-                McpErrorCode.BAD_LISTING, server, f"tools/list failed: {describe(err)}"
+                ErrorCode.MCP_BAD_LISTING, server, f"tools/list failed: {describe(err)}"
             ) from None
         return tools
 
@@ -234,7 +235,7 @@ class McpPool:
             await self.drop(server)
             self._reopen_soon(server)
             raise McpServerError(
-                McpErrorCode.DISCONNECTED,
+                ErrorCode.MCP_SERVER_DISCONNECTED,
                 server,
                 f"the connection closed during the call to {tool!r} (did the server crash?); "
                 "it is reopened on the next call",

@@ -1,11 +1,16 @@
 """One HTTP exchange with a provider, with every failure turned into a coded
-``ApplicationError`` (retryable or not), shared by the LLM and summary activities."""
+``ApplicationError`` (retryable or not), shared by the LLM and summary activities.
+
+The mapping from httpx failures to codes lives here once, for plain and streamed
+(``llm_stream``) requests alike: :func:`provider_failures` for timeouts and connection
+failures, :func:`http_error` for error statuses (with Retry-After)."""
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import timedelta
 
 import httpx
@@ -57,23 +62,12 @@ def endpoint_url(endpoint: LlmEndpoint, request: ProviderRequest) -> str:
     return f"{endpoint.base_url}{endpoint.api_prefix}{request.endpoint}"
 
 
-async def post(
-    http: httpx.AsyncClient,
-    endpoint: LlmEndpoint,
-    adapter: ProviderAdapter,
-    request: ProviderRequest,
-    api_key: str | None,
-) -> tuple[str, int]:
-    """POST the request; return (raw body, latency ms) of a 2xx/3xx reply."""
-    url = endpoint_url(endpoint, request)
-    started = time.monotonic()
+@contextmanager
+def provider_failures(endpoint: LlmEndpoint, url: str) -> Iterator[None]:
+    """Timeouts and connection failures of an exchange with ``url`` become retryable
+    PROVIDER_UNAVAILABLE errors; coded errors raised inside pass through."""
     try:
-        response = await http.post(
-            url,
-            json=request.body,
-            headers=adapter.request_headers(api_key),
-            timeout=endpoint.timeout_s,
-        )
+        yield
     except httpx.TimeoutException as err:
         raise ApplicationError(
             f"{endpoint.provider} did not answer within {endpoint.timeout_s}s "
@@ -85,6 +79,25 @@ async def post(
             f"cannot reach {url}: {type(err).__name__}: {err}",
             type=ErrorCode.PROVIDER_UNAVAILABLE,
         ) from None
+
+
+async def post(
+    http: httpx.AsyncClient,
+    endpoint: LlmEndpoint,
+    adapter: ProviderAdapter,
+    request: ProviderRequest,
+    api_key: str | None,
+) -> tuple[str, int]:
+    """POST the request; return (raw body, latency ms) of a 2xx/3xx reply."""
+    url = endpoint_url(endpoint, request)
+    started = time.monotonic()
+    with provider_failures(endpoint, url):
+        response = await http.post(
+            url,
+            json=request.body,
+            headers=adapter.request_headers(api_key),
+            timeout=endpoint.timeout_s,
+        )
     latency_ms = elapsed_ms(started)
     raw = response.text
     if response.status_code >= 400:
@@ -99,6 +112,8 @@ def http_error(
     api_key: str | None,
     url: str,
 ) -> ApplicationError:
+    """An error status as the adapter classifies it (``HTTP_<status>`` retries, with the
+    delay of Retry-After or of the error body; PROVIDER_AUTH / _BAD_REQUEST fail fast)."""
     verdict = adapter.classify_status(response.status_code, raw)
     # Redact before cutting the snippet, so a key cut in half cannot slip through.
     snippet = " ".join(redact(raw, api_key)[:ERROR_SNIPPET].split())

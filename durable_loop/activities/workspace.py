@@ -10,6 +10,7 @@ from __future__ import annotations
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import (
     FACTS_COMMIT,
     PROPOSAL_CLOSE,
@@ -29,7 +30,7 @@ class WorkspaceActivities:
         if inp.verdict != "confirm":
             raise ApplicationError(
                 f"facts_commit needs a confirmation, not {inp.verdict!r}",
-                type="INVALID_ARGS",
+                type=ErrorCode.INVALID_ARGS,
                 non_retryable=True,
             )
         return await settle(self.store, inp)
@@ -39,7 +40,7 @@ class WorkspaceActivities:
         if inp.verdict == "confirm":
             raise ApplicationError(
                 "a confirmation commits through facts_commit",
-                type="INVALID_ARGS",
+                type=ErrorCode.INVALID_ARGS,
                 non_retryable=True,
             )
         return await settle(self.store, inp)

@@ -10,15 +10,18 @@ from durable_loop.chaos import scenarios_faults, scenarios_processes
 from durable_loop.chaos.report import ChaosReport, ScenarioResult
 from durable_loop.chaos.rig import ChaosRig
 from durable_loop.chaos.scenario import SCENARIOS, run_scenario
+from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.testing import ScriptedLLM
 
 MODULES = (scenarios_processes, scenarios_faults)  # importing them registers the scenarios
 
 
-class UnknownScenario(ValueError):
+class UnknownScenario(DurableLoopError, ValueError):
+    show_code = True
+
     def __init__(self, unknown: list[str]) -> None:
         known = ", ".join(SCENARIOS)
-        super().__init__(f"UNKNOWN_SCENARIO: {', '.join(unknown)} (known: {known})")
+        super().__init__(ErrorCode.UNKNOWN_SCENARIO, f"{', '.join(unknown)} (known: {known})")
 
 
 def select(names: list[str] | None) -> list[str]:

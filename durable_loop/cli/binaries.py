@@ -8,9 +8,14 @@ import shutil
 import sys
 from pathlib import Path
 
+from durable_loop.core.errors import DurableLoopError, ErrorCode
 
-class MissingBinary(RuntimeError):
-    pass
+
+class MissingBinary(DurableLoopError, RuntimeError):
+    """A Temporal binary is not installed (``MISSING_BINARY``); the message says which."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.MISSING_BINARY, message)
 
 
 def _find(name: str, package: str) -> str:

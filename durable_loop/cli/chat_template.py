@@ -12,6 +12,8 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
+from durable_loop.core.errors import DurableLoopError, ErrorCode
+
 TEMPLATE_KEY = "tokenizer.chat_template"
 STOCK_ARGUMENTS_LINE = "{{- tool_call.arguments | tojson }}"
 FIXED_ARGUMENTS_LINE = (
@@ -36,8 +38,11 @@ _SCALARS = {
 _STRING, _ARRAY = 8, 9
 
 
-class GgufError(ValueError):
-    pass
+class GgufError(DurableLoopError, ValueError):
+    """A model file whose GGUF header cannot be read (``GGUF_INVALID``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.GGUF_INVALID, message)
 
 
 def _read(stream: BinaryIO, fmt: str) -> int:

@@ -25,6 +25,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from durable_loop.cli.binaries import temporal_cli
 from durable_loop.core.constants import DEV_SERVER_DB, STATE_DIR
+from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.workflows.visibility import SEARCH_ATTRIBUTES
 
 HOST = "127.0.0.1"
@@ -53,8 +54,11 @@ def dynamic_config_args(config: dict[str, int] | None = None) -> list[str]:
     return args
 
 
-class DevServerError(RuntimeError):
+class DevServerError(DurableLoopError, RuntimeError):
     """The dev server could not be started (port taken, early exit, not ready in time)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.DEV_SERVER_ERROR, message)
 
 
 @dataclass

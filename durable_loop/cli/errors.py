@@ -11,19 +11,16 @@ import tomllib
 import pydantic
 
 from durable_loop.cli.binaries import MissingBinary
-from durable_loop.core.errors import ConfigError
+from durable_loop.core.errors import ConfigError, DurableLoopError, ErrorCode, coded_text
 
 EXIT_BAD_INPUT = 2
 SERVER_HINT = "start one with `durable-loop server` or set TEMPORAL_ADDRESS"
 
 
-class CliError(Exception):
+class CliError(DurableLoopError):
     """A failure a user can fix; ``code`` is stable, ``message`` says what to do."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+    show_code = True
 
 
 def one_line(text: str) -> str:
@@ -53,12 +50,17 @@ def _rpc_message(err: Exception) -> str | None:
     if not isinstance(err, RPCError):
         return None
     if err.status == RPCStatusCode.UNAVAILABLE:
-        return f"TEMPORAL_UNREACHABLE: {_text(err.message)}: {SERVER_HINT}"
+        return coded_text(ErrorCode.TEMPORAL_UNREACHABLE, f"{_text(err.message)}: {SERVER_HINT}")
     if err.status == RPCStatusCode.NOT_FOUND and namespace_missing(err.message):
-        return f"NAMESPACE_NOT_FOUND: {_text(err.message)}: create it or set TEMPORAL_NAMESPACE"
+        return coded_text(
+            ErrorCode.NAMESPACE_NOT_FOUND,
+            f"{_text(err.message)}: create it or set TEMPORAL_NAMESPACE",
+        )
     if err.status == RPCStatusCode.UNAUTHENTICATED:
-        return f"TEMPORAL_AUTH: {_text(err.message)}: check TEMPORAL_API_KEY / TLS settings"
-    return f"TEMPORAL_ERROR: {err.status.name}: {one_line(err.message)}"
+        return coded_text(
+            ErrorCode.TEMPORAL_AUTH, f"{_text(err.message)}: check TEMPORAL_API_KEY / TLS settings"
+        )
+    return coded_text(ErrorCode.TEMPORAL_ERROR, f"{err.status.name}: {one_line(err.message)}")
 
 
 def explain(err: BaseException) -> str | None:
@@ -66,22 +68,18 @@ def explain(err: BaseException) -> str | None:
     from durable_loop.cli.devserver import DevServerError
     from durable_loop.client.connect import TemporalUnreachable
 
-    if isinstance(err, CliError):
-        return f"{err.code}: {one_line(err.message)}"
+    if isinstance(err, CliError | ConfigError | MissingBinary | DevServerError):
+        return coded_text(err.code, one_line(err.message))
     if isinstance(err, TemporalUnreachable):
-        return f"TEMPORAL_UNREACHABLE: cannot reach Temporal at {err.address}: {SERVER_HINT}"
-    if isinstance(err, ConfigError):
-        return f"{err.code}: {one_line(str(err))}"
+        return coded_text(err.code, f"cannot reach Temporal at {err.address}: {SERVER_HINT}")
     if isinstance(err, pydantic.ValidationError):
-        return f"INVALID_SETTING: {one_line(validation_message(err))}"
+        return coded_text(ErrorCode.INVALID_SETTING, one_line(validation_message(err)))
     if isinstance(err, tomllib.TOMLDecodeError):
-        return f"CONFIG_ERROR: malformed TOML: {one_line(str(err))}"
-    if isinstance(err, MissingBinary):
-        return f"MISSING_BINARY: {one_line(str(err))}"
-    if isinstance(err, DevServerError):
-        return f"DEV_SERVER_ERROR: {one_line(str(err))}"
+        return coded_text(ErrorCode.CONFIG_ERROR, f"malformed TOML: {one_line(str(err))}")
     if isinstance(err, FileNotFoundError):
-        return f"FILE_NOT_FOUND: no such file: {err.filename or one_line(str(err))}"
+        return coded_text(
+            ErrorCode.FILE_NOT_FOUND, f"no such file: {err.filename or one_line(str(err))}"
+        )
     if isinstance(err, PermissionError):
-        return f"PERMISSION_DENIED: {err.filename or one_line(str(err))}"
+        return coded_text(ErrorCode.PERMISSION_DENIED, err.filename or one_line(str(err)))
     return _rpc_message(err) if isinstance(err, Exception) else None

@@ -36,6 +36,7 @@ from durable_loop.cli.model_fetch import (
     variant_of,
 )
 from durable_loop.cli.model_fetch import ensure_model as fetch_model
+from durable_loop.core.errors import ErrorCode
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -128,7 +129,7 @@ def _wait_healthy(base_url: str, timeout_s: float) -> None:
         except httpx.HTTPError as err:
             last = str(err) or type(err).__name__
         time.sleep(0.2)
-    raise LocalLlmError("LOCAL_LLM_NOT_READY", f"{base_url}/health not ready: {last}")
+    raise LocalLlmError(ErrorCode.LOCAL_LLM_NOT_READY, f"{base_url}/health not ready: {last}")
 
 
 @contextmanager
@@ -146,17 +147,18 @@ def serve_local_model(
     """Serve ``path`` in-process on 127.0.0.1:``port`` until the block exits."""
     if not path.is_file():
         raise LocalLlmError(
-            "MODEL_MISSING", f"{path} does not exist; run: durable-loop local-llm --fetch-only"
+            ErrorCode.MODEL_MISSING,
+            f"{path} does not exist; run: durable-loop local-llm --fetch-only",
         )
     if not port_is_free(port, HOST):
         raise LocalLlmError(
-            "PORT_IN_USE", f"{HOST}:{port} is already in use; pick another one with --port"
+            ErrorCode.PORT_IN_USE, f"{HOST}:{port} is already in use; pick another one with --port"
         )
     try:
         import xllamacpp
     except ImportError:
         raise LocalLlmError(
-            "LOCAL_LLM_MISSING",
+            ErrorCode.LOCAL_LLM_MISSING,
             "xllamacpp is not installed; run: pip install 'durable-loop[local-llm]'",
         ) from None
     cpu_threads = threads or os.cpu_count() or 2

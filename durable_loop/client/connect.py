@@ -12,14 +12,18 @@ from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from durable_loop.client.settings import TemporalSettings
+from durable_loop.core.errors import DurableLoopError, ErrorCode
 
 if TYPE_CHECKING:
     from durable_loop.client.codec.keys import KeyRing
 
 
-class TemporalUnreachable(ConnectionError):
+class TemporalUnreachable(DurableLoopError, ConnectionError):
     def __init__(self, address: str, namespace: str, reason: str) -> None:
-        super().__init__(f"cannot reach Temporal at {address} (namespace {namespace}): {reason}")
+        super().__init__(
+            ErrorCode.TEMPORAL_UNREACHABLE,
+            f"cannot reach Temporal at {address} (namespace {namespace}): {reason}",
+        )
         self.address = address
         self.namespace = namespace
         self.reason = reason

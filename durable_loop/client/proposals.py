@@ -5,6 +5,7 @@ from __future__ import annotations
 from temporalio.client import Client, WorkflowHandle
 
 from durable_loop.core import names
+from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.core.proposals import (
     QUERY_PROPOSALS,
     SIGNAL_DECIDE,
@@ -17,10 +18,8 @@ from durable_loop.core.proposals import (
 )
 
 
-class ProposalNotPending(LookupError):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+class ProposalNotPending(DurableLoopError, LookupError):
+    """The proposal is not pending (``UNKNOWN_PROPOSAL`` or ``ALREADY_DECIDED``)."""
 
 
 class ProposalClient:
@@ -41,9 +40,10 @@ class ProposalClient:
         decided = {d.proposal_id: d.status for d in listing.decided}
         if proposal_id in decided:
             raise ProposalNotPending(
-                "ALREADY_DECIDED", f"proposal {proposal_id} is already {decided[proposal_id]}"
+                ErrorCode.ALREADY_DECIDED,
+                f"proposal {proposal_id} is already {decided[proposal_id]}",
             )
-        raise ProposalNotPending("UNKNOWN_PROPOSAL", f"no pending proposal {proposal_id!r}")
+        raise ProposalNotPending(ErrorCode.UNKNOWN_PROPOSAL, f"no pending proposal {proposal_id!r}")
 
     async def decide(self, session_id: str, decision: ProposalDecision) -> DecisionResult:
         """Update: refused by the workflow's validator unless the decision is valid."""

@@ -294,7 +294,8 @@ class SessionClient:
 
     async def decide(self, session_id: str, decision: ProposalDecision) -> DecisionResult:
         """Update: an unknown, expired, already decided or stale decision is refused
-        (``WorkflowUpdateFailedError`` whose message starts with its code)."""
+        (``WorkflowUpdateFailedError`` whose cause's ``type`` is the code: see
+        :func:`durable_loop.client.refusals.refusal_of`)."""
         return await self.approvals.decide(session_id, decision)
 
     async def confirm(

@@ -245,8 +245,9 @@ def refuse_unreliable_enforced(settings: SessionSettings) -> None:
     for endpoint in [settings.llm, *settings.fallback_llms]:
         if is_reliable(endpoint) is False:
             raise ConfigError(
-                f"{ConfigError.code}: tool_use_mode=enforced needs a tool-call reliable model, "
+                "tool_use_mode=enforced needs a tool-call reliable model, "
                 f"and {endpoint.provider}/{endpoint.model} is not marked reliable; use "
                 "tool_use_mode=relaxed, another model, or set "
-                "allow_enforced_on_unreliable_model=true"
+                "allow_enforced_on_unreliable_model=true",
+                show_code=True,
             )

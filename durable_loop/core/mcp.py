@@ -6,34 +6,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from durable_loop.core.errors import ConfigError
-
-
-class McpErrorCode(StrEnum):
-    UNAVAILABLE = "MCP_SERVER_UNAVAILABLE"
-    START_TIMEOUT = "MCP_SERVER_START_TIMEOUT"
-    BAD_SCHEMA = "MCP_BAD_SCHEMA"
-    BAD_LISTING = "MCP_BAD_LISTING"
-    CONFIG = "MCP_CONFIG_ERROR"
-    DISCONNECTED = "MCP_SERVER_DISCONNECTED"
+from durable_loop.core.errors import ConfigError, ErrorCode
 
 
 class McpServerError(ConfigError):
-    """A server this worker cannot use; ``str()`` names it, ``code`` says what failed."""
+    """A server this worker cannot use (an ``MCP_*`` code says what failed); the message
+    names the server, ``detail`` is what went wrong with it."""
 
-    def __init__(self, code: McpErrorCode, server: str, message: str) -> None:
-        self.code = code  # type: ignore[assignment]
+    def __init__(self, code: ErrorCode, server: str, detail: str) -> None:
+        super().__init__(f"MCP server {server!r}: {detail}", code=code)
         self.server = server
-        self.message = message
-        super().__init__(f"MCP server {server!r}: {message}")
-
-    def coded(self) -> str:
-        return f"{self.code}: {self}"
+        self.detail = detail
 
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -90,7 +77,7 @@ def expand(value: str, environ: Mapping[str, str], server: str) -> str:
         name = match.group(1)
         if name not in environ:
             raise McpServerError(
-                McpErrorCode.CONFIG,
+                ErrorCode.MCP_CONFIG_ERROR,
                 server,
                 f"${{{name}}} is referenced by the configuration but not set in the "
                 "worker's environment",

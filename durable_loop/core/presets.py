@@ -89,7 +89,7 @@ def provider_defaults(provider: str) -> Update:
     native Anthropic API does not, Gemini needs signatures on replayed calls."""
     if provider not in ADAPTERS:
         known = ", ".join(sorted(ADAPTERS))
-        raise ConfigError(f"{ConfigError.code}: unknown provider {provider!r}; known: {known}")
+        raise ConfigError(f"unknown provider {provider!r}; known: {known}", show_code=True)
     if provider in catalog.OPENAI_COMPATIBLE:
         return dict(OPENAI_SHAPE_NORMALIZATION)
     if provider == "gemini":

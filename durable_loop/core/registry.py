@@ -17,6 +17,7 @@ from typing import Any, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, JsonValue, create_model
 
+from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.core.proposals import NEVER_MODEL_FACING
 from durable_loop.core.retry import RetrySettings
 from durable_loop.core.tools import ToolCatalog, ToolSpec
@@ -39,13 +40,12 @@ class ToolContext(BaseModel):
     workspace_id: str | None = None
 
 
-class ToolFailure(Exception):
-    """Raise from a tool to return a coded failure envelope instead of retrying."""
+class ToolFailure(DurableLoopError):
+    """Raise from a tool to return a coded failure envelope instead of retrying; ``code``
+    is an :class:`ErrorCode` (or its value), ``data`` goes into the envelope."""
 
-    def __init__(self, code: str, message: str, data: JsonValue = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    def __init__(self, code: ErrorCode | str, message: str, data: JsonValue = None) -> None:
+        super().__init__(ErrorCode(code), message)
         self.data = data
 
 

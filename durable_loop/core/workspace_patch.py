@@ -15,14 +15,11 @@ import jsonpointer
 from pydantic import JsonValue
 
 from durable_loop.core.canonical_json import canonical_dumps, sha256_hex, utf8_len
-from durable_loop.core.errors import ErrorCode
+from durable_loop.core.errors import DurableLoopError, ErrorCode
 
 OPS = ("add", "remove", "replace", "move", "copy", "test")
 NEEDS_VALUE = frozenset({"add", "replace", "test"})
 NEEDS_FROM = frozenset({"move", "copy"})
-WORKSPACE_TOO_LARGE = "WORKSPACE_TOO_LARGE"
-STALE_VERSION = "STALE_VERSION"
-CONFLICT = "CONFLICT"
 
 Doc = dict[str, JsonValue]
 Op = dict[str, JsonValue]
@@ -36,11 +33,8 @@ class WorkspaceLimits:
     max_path_chars: int = 1_000
 
 
-class WorkspaceError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+class WorkspaceError(DurableLoopError):
+    """A change set or workspace write refused with a code (nothing was changed)."""
 
 
 def _invalid(message: str) -> WorkspaceError:
@@ -191,7 +185,7 @@ def _check_size(document: JsonValue, limits: WorkspaceLimits, label: str) -> Non
     size = utf8_len(canonical_dumps(document))
     if size > limits.max_document_bytes:
         raise WorkspaceError(
-            WORKSPACE_TOO_LARGE,
+            ErrorCode.WORKSPACE_TOO_LARGE,
             f"the {label} would be {size} bytes; the limit is {limits.max_document_bytes}",
         )
 

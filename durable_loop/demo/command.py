@@ -28,6 +28,7 @@ from durable_loop.cli.commands.options import StateDir
 from durable_loop.cli.errors import CliError
 from durable_loop.cli.local_llm import DEFAULT_PORT
 from durable_loop.core.constants import STATE_DIR, STORE_DB
+from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     from durable_loop.cli.devserver import DevServer
@@ -63,7 +64,7 @@ def endpoint_from_env(environ: Mapping[str, str]) -> LlmEndpoint | None:
         return None
     if not values["model"]:
         raise CliError(
-            "CONFIG_ERROR",
+            ErrorCode.CONFIG_ERROR,
             "DURABLE_LOOP_LLM_BASE_URL is set but DURABLE_LOOP_LLM_MODEL is not: name the model",
         )
     from durable_loop.core.endpoint import LlmEndpoint

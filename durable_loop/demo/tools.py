@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
+from durable_loop.core.errors import ErrorCode
 from durable_loop.core.registry import ToolContext, ToolFailure, ToolRegistry
 
 Number = int | float
@@ -38,10 +39,10 @@ _UNARY: dict[type[ast.unaryop], Callable[[Number], Number]] = {
 def _tidy(value: Number) -> Number:
     """Whole results come back as integers, so the model reads 441, not 441.0."""
     if not isinstance(value, int | float):
-        raise ToolFailure("INVALID_ARGS", "the result is not a real number")
+        raise ToolFailure(ErrorCode.INVALID_ARGS, "the result is not a real number")
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ToolFailure("INVALID_ARGS", "the result is not a finite number")
+            raise ToolFailure(ErrorCode.INVALID_ARGS, "the result is not a finite number")
         if value.is_integer():
             return int(value)
     return value
@@ -49,15 +50,19 @@ def _tidy(value: Number) -> Number:
 
 def _check_power(base: Number, exponent: Number) -> None:
     if abs(exponent) > MAX_EXPONENT:
-        raise ToolFailure("INVALID_ARGS", f"exponents above {MAX_EXPONENT} are not supported")
+        raise ToolFailure(
+            ErrorCode.INVALID_ARGS, f"exponents above {MAX_EXPONENT} are not supported"
+        )
     if abs(base) > 1 and exponent * math.log10(abs(base)) > MAX_DIGITS:
-        raise ToolFailure("INVALID_ARGS", f"results above 10**{MAX_DIGITS} are not supported")
+        raise ToolFailure(
+            ErrorCode.INVALID_ARGS, f"results above 10**{MAX_DIGITS} are not supported"
+        )
 
 
 def _evaluate(node: ast.AST) -> Number:
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
         if isinstance(node.value, bool):
-            raise ToolFailure("INVALID_ARGS", "booleans are not numbers here")
+            raise ToolFailure(ErrorCode.INVALID_ARGS, "booleans are not numbers here")
         return node.value
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_evaluate(node.operand))
@@ -68,7 +73,7 @@ def _evaluate(node: ast.AST) -> Number:
         return _BINARY[type(node.op)](left, right)
     shown = ast.unparse(node) if isinstance(node, ast.expr) else type(node).__name__
     raise ToolFailure(
-        "INVALID_ARGS",
+        ErrorCode.INVALID_ARGS,
         f"{shown!r} is not arithmetic: use numbers, + - * / // % ** and parentheses",
     )
 
@@ -77,18 +82,20 @@ def calculate(expression: str) -> Number:
     """Evaluate an arithmetic expression (numbers, + - * / and parentheses) and return its value."""
     if len(expression) > MAX_EXPRESSION_CHARS:
         raise ToolFailure(
-            "INVALID_ARGS", f"expressions hold at most {MAX_EXPRESSION_CHARS} characters"
+            ErrorCode.INVALID_ARGS, f"expressions hold at most {MAX_EXPRESSION_CHARS} characters"
         )
     try:
         tree = ast.parse(expression.strip(), mode="eval")
     except SyntaxError:
-        raise ToolFailure("INVALID_ARGS", f"cannot read {expression!r} as arithmetic") from None
+        raise ToolFailure(
+            ErrorCode.INVALID_ARGS, f"cannot read {expression!r} as arithmetic"
+        ) from None
     try:
         return _tidy(_evaluate(tree.body))
     except ZeroDivisionError:
-        raise ToolFailure("INVALID_ARGS", "division by zero") from None
+        raise ToolFailure(ErrorCode.INVALID_ARGS, "division by zero") from None
     except OverflowError:
-        raise ToolFailure("INVALID_ARGS", "the result is too large") from None
+        raise ToolFailure(ErrorCode.INVALID_ARGS, "the result is too large") from None
 
 
 class Note(BaseModel):
@@ -113,9 +120,11 @@ class Notebook:
         """Save a short note for later; returns the stored note with its id."""
         text = text.strip()
         if not text:
-            raise ToolFailure("INVALID_ARGS", "text is empty: write the note's content")
+            raise ToolFailure(ErrorCode.INVALID_ARGS, "text is empty: write the note's content")
         if len(text) > self.max_chars:
-            raise ToolFailure("INVALID_ARGS", f"a note holds at most {self.max_chars} characters")
+            raise ToolFailure(
+                ErrorCode.INVALID_ARGS, f"a note holds at most {self.max_chars} characters"
+            )
         with self._lock:
             done = self._by_key.get(ctx.idempotency_key)
             if done is not None:

@@ -16,6 +16,7 @@ from pydantic import JsonValue
 
 from durable_loop.cli.errors import CliError
 from durable_loop.core import presets
+from durable_loop.core.errors import ErrorCode
 from durable_loop.evals.scenario import Action, Call, ModelView, Scenario, view_of
 from durable_loop.testing import reply
 from durable_loop.testing.scripted import RecordedRequest, Reply
@@ -127,7 +128,7 @@ def empty_finals(scenario: Scenario, view: ModelView, action: Action) -> Action:
 def ignores_size_errors(scenario: Scenario, view: ModelView, action: Action) -> Action:
     """Resends the same oversized arguments after ARGUMENTS_TOO_LARGE."""
     last = view.last
-    if view.tools_sent and last is not None and "ARGUMENTS_TOO_LARGE" in last.codes:
+    if view.tools_sent and last is not None and ErrorCode.ARGUMENTS_TOO_LARGE in last.codes:
         return Action.call(last.name, json.loads(last.arguments))
     return action
 
@@ -275,7 +276,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
 def behaviour(name: str) -> Behaviour:
     if name not in BEHAVIOURS:
         raise CliError(
-            "UNKNOWN_BEHAVIOUR",
+            ErrorCode.UNKNOWN_BEHAVIOUR,
             f"unknown scripted behaviour {name!r}; behaviours: {', '.join(BEHAVIOURS)}",
         )
     return BEHAVIOURS[name]

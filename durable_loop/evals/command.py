@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from durable_loop.cli.errors import CliError
+from durable_loop.core.errors import ErrorCode
 
 ENV = "DURABLE_LOOP_EVAL_"
 
@@ -28,9 +29,9 @@ def _json(text: str | None, flag: str) -> dict[str, object]:
     try:
         value = json.loads(text)
     except ValueError as err:
-        raise CliError("BAD_JSON", f"{flag} is not valid JSON: {err}") from None
+        raise CliError(ErrorCode.BAD_JSON, f"{flag} is not valid JSON: {err}") from None
     if not isinstance(value, dict):
-        raise CliError("BAD_JSON", f"{flag} must be a JSON object")
+        raise CliError(ErrorCode.BAD_JSON, f"{flag} must be a JSON object")
     return value
 
 
@@ -115,7 +116,8 @@ def eval_command(
         return
     if pipeline != "tool_loop":
         raise CliError(
-            "UNKNOWN_PIPELINE", f"unknown pipeline {pipeline!r}; pipelines: tool_loop, router"
+            ErrorCode.UNKNOWN_PIPELINE,
+            f"unknown pipeline {pipeline!r}; pipelines: tool_loop, router",
         )
     from durable_loop.evals.run import EvalOptions, execute
 
@@ -180,14 +182,14 @@ def _route_bench(
         scripted = "keyword" if behaviours == "all" else behaviours
         if scripted not in BEHAVIOURS:
             raise CliError(
-                "UNKNOWN_BEHAVIOUR",
+                ErrorCode.UNKNOWN_BEHAVIOUR,
                 f"unknown routing behaviour {scripted!r}; behaviours: {', '.join(BEHAVIOURS)}",
             )
         route_bench(scripted=scripted, timeout_s=timeout, out=out)
         return
     if any(mark in models for mark in ("*", ":", "!", ",")):
         raise CliError(
-            "MODEL_FILTER_UNSUPPORTED",
+            ErrorCode.MODEL_FILTER_UNSUPPORTED,
             f"--pipeline router measures one model; give its id with --models, not {models!r}",
         )
     route_bench(

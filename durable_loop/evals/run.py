@@ -22,6 +22,7 @@ from durable_loop.cli.errors import CliError
 from durable_loop.cli.local_llm import DEFAULT_ALIAS
 from durable_loop.core.catalog import SamplingProfile
 from durable_loop.core.endpoint import LlmEndpoint
+from durable_loop.core.errors import ErrorCode
 from durable_loop.core.retry import RetrySettings
 from durable_loop.evals.behaviours import BEHAVIOURS, behaviour
 from durable_loop.evals.filters import Selected, select_models
@@ -74,7 +75,7 @@ def strategies(spec: str) -> list[str]:
     for name in names:
         if name not in STRATEGIES:
             raise CliError(
-                "UNKNOWN_STRATEGY",
+                ErrorCode.UNKNOWN_STRATEGY,
                 f"unknown strategy {name!r}; strategies: {', '.join(STRATEGIES)}",
             )
     return names
@@ -84,10 +85,14 @@ def endpoint_for(model: Selected, opts: EvalOptions) -> LlmEndpoint:
     base, prefix, key = PROVIDER_URLS.get(model.provider, (None, None, None))
     base_url = opts.base_url or base
     if base_url is None:
-        raise CliError("NO_BASE_URL", f"--base-url is needed for provider {model.provider!r}")
+        raise CliError(
+            ErrorCode.NO_BASE_URL, f"--base-url is needed for provider {model.provider!r}"
+        )
     key_env = opts.api_key_env or key
     if key_env and not os.environ.get(key_env) and not opts.local:
-        raise CliError("NO_API_KEY", f"live mode needs the key in ${key_env} (or --api-key-env)")
+        raise CliError(
+            ErrorCode.NO_API_KEY, f"live mode needs the key in ${key_env} (or --api-key-env)"
+        )
     return LlmEndpoint(
         provider=model.provider,
         model=model.model,
@@ -116,7 +121,7 @@ def live_plan(opts: EvalOptions) -> tuple[LivePlan, dict[str, list[str]]]:
     fallback = None
     if opts.fallback_matrix:
         if not opts.fallback_model:
-            raise CliError("NO_FALLBACK_MODEL", "--fallback-matrix needs --fallback-model")
+            raise CliError(ErrorCode.NO_FALLBACK_MODEL, "--fallback-matrix needs --fallback-model")
         fallback = endpoint_for(
             select_models(opts.fallback_model, default_provider=opts.provider)[0], opts
         )
@@ -184,7 +189,7 @@ def _wait_ready(base_url: str, child: subprocess.Popen[bytes], timeout_s: float 
     while time.monotonic() < deadline:
         if child.poll() is not None:
             raise CliError(
-                "LOCAL_LLM_NOT_READY", f"durable-loop local-llm exited ({child.returncode})"
+                ErrorCode.LOCAL_LLM_NOT_READY, f"durable-loop local-llm exited ({child.returncode})"
             )
         try:
             if httpx.get(f"{base_url}/health", timeout=2.0).status_code == 200:
@@ -192,7 +197,9 @@ def _wait_ready(base_url: str, child: subprocess.Popen[bytes], timeout_s: float 
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
-    raise CliError("LOCAL_LLM_NOT_READY", f"{base_url}/health not ready after {timeout_s:.0f}s")
+    raise CliError(
+        ErrorCode.LOCAL_LLM_NOT_READY, f"{base_url}/health not ready after {timeout_s:.0f}s"
+    )
 
 
 def _line(record: RunRecord) -> str:

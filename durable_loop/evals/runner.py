@@ -22,13 +22,14 @@ from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.contracts import RunResult
+from durable_loop.core.errors import ErrorCode
 from durable_loop.evals.scenario import Scenario, Trace
 from durable_loop.evals.schema import RunRecord
 from durable_loop.store import TranscriptStore
 from durable_loop.store.workspace import WorkspaceStore
 
 HTTP_STATUS = re.compile(r"HTTP (\d{3})")
-TIMEOUT_CODES = {"TOOL_TIMEOUT", "TIMEOUT"}
+TIMEOUT_CODES = {ErrorCode.TOOL_TIMEOUT, ErrorCode.TIMEOUT}
 
 
 @dataclass(frozen=True)
@@ -58,20 +59,20 @@ def classify(result: RunResult | None, trace: Trace, problems: list[str], job: J
     if not problems:
         return None
     if result is None:
-        return "TIMEOUT"
+        return ErrorCode.TIMEOUT
     if result.status == "failed" and result.error is not None:
         status = HTTP_STATUS.search(result.error.message)
         if status:
             return f"HTTP_{status.group(1)}"
-        return "TIMEOUT" if result.error.code in TIMEOUT_CODES else result.error.code
+        return ErrorCode.TIMEOUT if result.error.code in TIMEOUT_CODES else result.error.code
     if job.scenario.uses_tools and not trace.tool_calls:
-        return "NO_TOOL_CALLS"
+        return ErrorCode.NO_TOOL_CALLS
     names = {n for n, _, _ in trace.tool_calls}
     if trace.tool_calls and not any(trace.ok_calls(n) for n in names):
-        return "TOOL_ERROR"
+        return ErrorCode.TOOL_ERROR
     if not (trace.reply or "").strip():
-        return "EMPTY_FINAL"
-    return "ASSERTION_FAILED"
+        return ErrorCode.EMPTY_FINAL
+    return ErrorCode.ASSERTION_FAILED
 
 
 async def run_job(job: Job, target: EvalTarget) -> RunRecord:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from durable_loop.core.errors import ErrorCode
 from durable_loop.evals.scenario import (
     DONE,
     FINAL_RULE,
@@ -63,7 +64,7 @@ MISSING_WORKSPACE_ID = Scenario(
 def _type_error(view: ModelView) -> Action:
     if view.ok("state_patch") or not view.tools_sent:
         return Action.final()
-    if view.failed_with("INVALID_ARGS"):
+    if view.failed_with(ErrorCode.INVALID_ARGS):
         return Action.call("state_patch", {"ops": [{"op": "add", "path": "/count", "value": 3}]})
     return Action.call(
         "state_patch", {"ops": [{"op": "add", "path": "/count", "value": 3}], "base_version": "x"}
@@ -88,7 +89,7 @@ TYPE_ERROR_RECOVERY = Scenario(
 def _long_args(view: ModelView) -> Action:
     if view.ok("state_patch") or not view.tools_sent:
         return Action.final()
-    note = SHORT_NOTE if view.failed_with("ARGUMENTS_TOO_LARGE") else LONG_NOTE
+    note = SHORT_NOTE if view.failed_with(ErrorCode.ARGUMENTS_TOO_LARGE) else LONG_NOTE
     return Action.call("state_patch", {"ops": [{"op": "add", "path": "/note", "value": note}]})
 
 

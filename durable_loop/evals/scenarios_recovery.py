@@ -25,7 +25,7 @@ def _tag_patch() -> dict[str, object]:
 def _unknown_tool(view: ModelView) -> Action:
     if view.ok("state_patch") or not view.tools_sent:
         return Action.final()
-    if view.failed_with("TOOL_NOT_FOUND"):
+    if view.failed_with(ErrorCode.TOOL_NOT_FOUND):
         return Action.call("state_patch", _tag_patch())
     return Action.call("state_set", {"path": "/tag", "value": TAG})
 
@@ -51,7 +51,7 @@ UNKNOWN_TOOL_RECOVERY = Scenario(
 def _invalid_json(view: ModelView) -> Action:
     if view.ok("state_patch") or not view.tools_sent:
         return Action.final()
-    if view.failed_with("INVALID_JSON"):
+    if view.failed_with(ErrorCode.INVALID_JSON):
         return Action.call("state_patch", _tag_patch())
     return Action.call("state_patch", '{"ops": [{"op": "add", "path": "/tag", "value": "urg')
 
@@ -103,7 +103,7 @@ def note_tools() -> ToolRegistry:
 def _tool_error(view: ModelView) -> Action:
     if view.ok("read_note") or not view.tools_sent:
         return Action.final()
-    name = "notes/today" if view.failed_with("TOOL_ERROR") else "today"
+    name = "notes/today" if view.failed_with(ErrorCode.TOOL_ERROR) else "today"
     return Action.call("read_note", {"name": name})
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from durable_loop.cli.errors import CliError
+from durable_loop.core.errors import ErrorCode
 from durable_loop.evals.scenario import Scenario
 from durable_loop.evals.scenarios_core import CORE
 from durable_loop.evals.scenarios_recovery import RECOVERY
@@ -45,7 +46,7 @@ def select_scenarios(spec: str | None) -> list[Scenario]:
             names.append(part)
         else:
             raise CliError(
-                "UNKNOWN_SCENARIO",
+                ErrorCode.UNKNOWN_SCENARIO,
                 f"unknown scenario or preset {part!r}; presets: {', '.join(PRESETS)}; "
                 f"scenarios: {', '.join(SCENARIOS)}",
             )

@@ -16,6 +16,7 @@ from durable_loop.client.trace.fetch import StoreMissing
 from durable_loop.client.trace.models import Trace
 from durable_loop.core import names
 from durable_loop.core.contracts import RunResult, SessionStatus
+from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import DecisionResult, ProposalList
 from durable_loop.service.auth import require_identity
 from durable_loop.service.deps import ServiceDeps, deps_of
@@ -70,7 +71,9 @@ async def checked_message_id(
     limit = deps.limits.max_message_chars
     if len(body.text) > limit:
         raise ApiError(
-            413, "MESSAGE_TOO_LARGE", f"the message has {len(body.text)} characters; limit {limit}"
+            413,
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"the message has {len(body.text)} characters; limit {limit}",
         )
     return f"{identity}:{idempotency_key}" if idempotency_key else uuid.uuid4().hex
 
@@ -131,7 +134,7 @@ async def post_message(
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         raise ApiError(
             504,
-            "REPLY_PENDING",
+            ErrorCode.REPLY_PENDING,
             f"no reply within {deps.limits.reply_timeout_s:g}s; the turn goes on: "
             "retry with the same Idempotency-Key to get the reply",
         ) from None
@@ -162,7 +165,9 @@ async def stream_message(
             async for event in events:
                 yield ServerSentEvent(event=event.kind, data=event.model_dump(mode="json"))
     except TimeoutError:
-        error = ErrorDetail(code="REPLY_PENDING", message="no reply in time; retry with the key")
+        error = ErrorDetail(
+            code=ErrorCode.REPLY_PENDING, message="no reply in time; retry with the key"
+        )
         yield ServerSentEvent(event="error", data=error.model_dump())
     except WorkflowUpdateFailedError as err:
         api = refusal(err)

@@ -9,6 +9,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
+from durable_loop.core.errors import ErrorCode
 from durable_loop.service import api, pages
 from durable_loop.service.deps import DepsFactory, ServiceDeps
 from durable_loop.service.errors import ApiError, ErrorBody, install_handlers
@@ -47,7 +48,7 @@ def create_app(deps: ServiceDeps | None = None, *, open_deps: DepsFactory | None
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             from fastapi.responses import JSONResponse
 
-            error = ApiError(413, "BODY_TOO_LARGE", f"the body is over {limit} bytes")
+            error = ApiError(413, ErrorCode.BODY_TOO_LARGE, f"the body is over {limit} bytes")
             body = {"error": {"code": error.code, "message": error.message}}
             return JSONResponse(status_code=413, content=body)
         return await call_next(request)

@@ -13,14 +13,18 @@ from pathlib import Path
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.service.errors import ApiError
 
 COOKIE = "durable_loop_token"
 _bearer = HTTPBearer(auto_error=False, description="A token from DURABLE_LOOP_API_TOKENS")
 
 
-class TokenError(ValueError):
-    code = "INVALID_TOKENS"
+class TokenError(DurableLoopError, ValueError):
+    """Malformed bearer-token configuration (``INVALID_TOKENS``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.INVALID_TOKENS, message)
 
 
 def parse_tokens(text: str) -> dict[str, str]:
@@ -74,10 +78,10 @@ async def require_identity(
     credentials: HTTPAuthorizationCredentials | None = Depends(_bearer),
 ) -> str:
     if credentials is None:
-        raise ApiError(401, "UNAUTHENTICATED", "send Authorization: Bearer <token>")
+        raise ApiError(401, ErrorCode.UNAUTHENTICATED, "send Authorization: Bearer <token>")
     identity = _book(request).identity(credentials.credentials)
     if identity is None:
-        raise ApiError(401, "INVALID_TOKEN", "the bearer token is not known to this server")
+        raise ApiError(401, ErrorCode.INVALID_TOKEN, "the bearer token is not known to this server")
     return identity
 
 

@@ -24,6 +24,7 @@ from temporalio.api.common.v1 import Payloads
 
 from durable_loop.client.codec.aes import AesGcmCodec
 from durable_loop.client.codec.keys import CodecError
+from durable_loop.core.errors import ErrorCode
 from durable_loop.service.auth import TokenBook
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -31,7 +32,7 @@ CODEC_HEADERS = ["Content-Type", "X-Namespace", "Authorization"]
 log = logging.getLogger("durable_loop.client.codec")
 
 
-def _error(status: int, code: str, message: str) -> JSONResponse:
+def _error(status: int, code: ErrorCode, message: str) -> JSONResponse:
     return JSONResponse({"code": code, "message": message}, status_code=status)
 
 
@@ -43,13 +44,13 @@ def _identity(request: Request, tokens: TokenBook) -> str | None:
 async def _payloads(request: Request) -> Payloads | JSONResponse:
     size = int(request.headers.get("content-length") or 0)
     if size > MAX_BODY_BYTES:
-        return _error(413, "CODEC_BAD_REQUEST", f"body over {MAX_BODY_BYTES} bytes")
+        return _error(413, ErrorCode.CODEC_BAD_REQUEST, f"body over {MAX_BODY_BYTES} bytes")
     try:
         body = json.loads(await request.body())
         return ParseDict(body, Payloads(), ignore_unknown_fields=True)
     except (ValueError, ParseError, TypeError, AttributeError) as err:
         message = f'expected {{"payloads": [...]}} in proto3 JSON: {err}'
-        return _error(400, "CODEC_BAD_REQUEST", message[:300])
+        return _error(400, ErrorCode.CODEC_BAD_REQUEST, message[:300])
 
 
 def create_codec_app(
@@ -60,7 +61,9 @@ def create_codec_app(
     async def convert(request: Request) -> JSONResponse:
         identity = _identity(request, tokens)
         if identity is None:
-            return _error(401, "UNAUTHENTICATED", "send Authorization: Bearer <codec token>")
+            return _error(
+                401, ErrorCode.UNAUTHENTICATED, "send Authorization: Bearer <codec token>"
+            )
         parsed = await _payloads(request)
         if isinstance(parsed, JSONResponse):
             return parsed

@@ -11,7 +11,8 @@ from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedErro
 from temporalio.service import RPCError, RPCStatusCode
 
 from durable_loop.client.proposals import ProposalNotPending
-from durable_loop.core.errors import ConfigError
+from durable_loop.client.refusals import refusal_of
+from durable_loop.core.errors import ConfigError, DurableLoopError, ErrorCode
 
 
 class ErrorDetail(BaseModel):
@@ -23,69 +24,72 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
+class ApiError(DurableLoopError):
+    """A refusal of the HTTP API: its status, code and message become the error body."""
+
+    show_code = True
+
+    def __init__(self, status: int, code: ErrorCode, message: str) -> None:
+        super().__init__(code, message)
         self.status = status
-        self.code = code
-        self.message = message
 
 
 DECISION_STATUS = {
-    "UNKNOWN_PROPOSAL": 404,
-    "ALREADY_DECIDED": 409,
-    "FINGERPRINT_MISMATCH": 409,
-    "SESSION_CLOSED": 409,
-    "EXPIRED": 410,
-    "INVALID_DECISION": 422,
+    ErrorCode.UNKNOWN_PROPOSAL: 404,
+    ErrorCode.ALREADY_DECIDED: 409,
+    ErrorCode.FINGERPRINT_MISMATCH: 409,
+    ErrorCode.SESSION_CLOSED: 409,
+    ErrorCode.EXPIRED: 410,
+    ErrorCode.INVALID_DECISION: 422,
 }
 
 
 def refusal(err: WorkflowUpdateFailedError) -> ApiError:
-    """An Update refused by the workflow's validator: its message starts with the code."""
-    cause = err.cause
-    text = str(getattr(cause, "message", None) or cause or err)
-    code, _, message = text.partition(": ")
-    if not code or not code.replace("_", "").isalnum() or not code.isupper():
-        return ApiError(409, "UPDATE_REFUSED", text)
-    if code == "ALREADY_DECIDED" and message.endswith(" is expired"):
-        code = "EXPIRED"
-    return ApiError(DECISION_STATUS.get(code, 409), code, message)
+    """An Update refused by the workflow: the code is the failure's type."""
+    refused = refusal_of(err)
+    if refused.code is None:
+        return ApiError(409, ErrorCode.UPDATE_REFUSED, refused.text)
+    code = refused.code
+    if code is ErrorCode.ALREADY_DECIDED and refused.message.endswith(" is expired"):
+        code = ErrorCode.EXPIRED
+    return ApiError(DECISION_STATUS.get(code, 409), code, refused.message)
 
 
 def not_pending(err: ProposalNotPending) -> ApiError:
     code = err.code
-    if code == "ALREADY_DECIDED" and str(err).endswith(" is already expired"):
-        code = "EXPIRED"
-    return ApiError(DECISION_STATUS.get(code, 409), code, str(err))
+    if code is ErrorCode.ALREADY_DECIDED and err.message.endswith(" is already expired"):
+        code = ErrorCode.EXPIRED
+    return ApiError(DECISION_STATUS.get(code, 409), code, err.message)
 
 
 def session_not_found(session_id: str) -> ApiError:
-    return ApiError(404, "SESSION_NOT_FOUND", f"no session {session_id!r}")
+    return ApiError(404, ErrorCode.SESSION_NOT_FOUND, f"no session {session_id!r}")
 
 
 def from_rpc(err: RPCError, session_id: str | None) -> ApiError:
     if err.status == RPCStatusCode.NOT_FOUND and session_id is not None:
         return session_not_found(session_id)
     if err.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
-        return ApiError(503, "TEMPORAL_UNAVAILABLE", " ".join(err.message.split()))
-    return ApiError(502, "TEMPORAL_ERROR", f"{err.status.name}: {' '.join(err.message.split())}")
+        return ApiError(503, ErrorCode.TEMPORAL_UNAVAILABLE, " ".join(err.message.split()))
+    return ApiError(
+        502, ErrorCode.TEMPORAL_ERROR, f"{err.status.name}: {' '.join(err.message.split())}"
+    )
 
 
-def _body(status: int, code: str, message: str, headers: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+def _body(status: int, code: ErrorCode, message: str, headers: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
     content = ErrorBody(error=ErrorDetail(code=code, message=message)).model_dump()
     return JSONResponse(status_code=status, content=content, headers=headers)
 
 
-def _validation_message(err: RequestValidationError) -> tuple[str, str]:
+def _validation_message(err: RequestValidationError) -> tuple[ErrorCode, str]:
     first = err.errors()[0]
     if any(e.get("type") == "json_invalid" for e in err.errors()):
-        return "INVALID_JSON", f"the body is not valid JSON: {first.get('msg', '')}"
+        return ErrorCode.INVALID_JSON, f"the body is not valid JSON: {first.get('msg', '')}"
     if tuple(first.get("loc", ())) == ("body",) and isinstance(first.get("input"), bytes):
-        return "INVALID_JSON", "the body must be a JSON object sent as application/json"
+        return ErrorCode.INVALID_JSON, "the body must be a JSON object sent as application/json"
     where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
     more = f" (and {len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
-    return "INVALID_REQUEST", f"{where}: {first.get('msg', 'invalid')}{more}"
+    return ErrorCode.INVALID_REQUEST, f"{where}: {first.get('msg', 'invalid')}{more}"
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -97,11 +101,11 @@ def install_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, err: RequestValidationError) -> JSONResponse:
         code, message = _validation_message(err)
-        return _body(400 if code == "INVALID_JSON" else 422, code, message)
+        return _body(400 if code is ErrorCode.INVALID_JSON else 422, code, message)
 
     @app.exception_handler(ConfigError)
     async def _config(request: Request, err: ConfigError) -> JSONResponse:
-        return _body(422, err.code, str(err))
+        return _body(422, err.code, err.message)
 
     @app.exception_handler(WorkflowUpdateFailedError)
     async def _refused(request: Request, err: WorkflowUpdateFailedError) -> JSONResponse:
@@ -115,7 +119,7 @@ def install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(WorkflowQueryFailedError)
     async def _query(request: Request, err: WorkflowQueryFailedError) -> JSONResponse:
-        return _body(409, "QUERY_FAILED", str(err))
+        return _body(409, ErrorCode.QUERY_FAILED, str(err))
 
     @app.exception_handler(RPCError)
     async def _rpc(request: Request, err: RPCError) -> JSONResponse:
@@ -124,5 +128,7 @@ def install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, err: StarletteHTTPException) -> JSONResponse:
-        code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(err.status_code, "HTTP_ERROR")
+        code = {404: ErrorCode.NOT_FOUND, 405: ErrorCode.METHOD_NOT_ALLOWED}.get(
+            err.status_code, ErrorCode.HTTP_ERROR
+        )
         return _body(err.status_code, code, str(err.detail))

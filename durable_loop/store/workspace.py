@@ -22,7 +22,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import SettleOutput
 from durable_loop.core.workspace_patch import (
-    STALE_VERSION,
     Doc,
     Op,
     WorkspaceError,
@@ -246,7 +245,7 @@ class WorkspaceStore:
             read = self.load(conn, workspace_id)
             if expected_version is not None and expected_version != read.version:
                 raise WorkspaceError(
-                    STALE_VERSION,
+                    ErrorCode.STALE_VERSION,
                     f"workspace is at version {read.version}, not {expected_version}; "
                     "read it again (state_get) and redo the change against the current "
                     f"state with base_version {read.version}",
@@ -274,7 +273,7 @@ class WorkspaceStore:
                 return await self.db.write(attempt, inline=True)
             except StaleWrite:
                 raise WorkspaceError(
-                    STALE_VERSION, "the workspace changed; read it again"
+                    ErrorCode.STALE_VERSION, "the workspace changed; read it again"
                 ) from None
         return await retrying(lambda: self.db.write(attempt, inline=True))
 

@@ -15,7 +15,8 @@ from sqlalchemy import Table
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from durable_loop.core.canonical_json import canonical_dumps
-from durable_loop.core.workspace_patch import STALE_VERSION, Doc, WorkspaceError
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.workspace_patch import Doc, WorkspaceError
 from durable_loop.store.database import is_busy
 from durable_loop.store.workspace_schema import AuditRow, WorkspaceRow, WriteRow
 
@@ -74,8 +75,12 @@ class ChangeSource:
     idempotency_key: str | None = None
 
 
-class StaleWrite(Exception):
-    """Another writer changed the workspace between our read and our write."""
+class StaleWrite(WorkspaceError):
+    """Another writer changed ``what`` (a workspace or proposal id, the message) between
+    our read and our write; :func:`retrying` runs the transaction again."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(ErrorCode.STALE_VERSION, what)
 
 
 def dumps(value: JsonValue) -> str:
@@ -107,4 +112,6 @@ async def retrying(attempt: Callable[[], Awaitable[T]]) -> T:
                 raise
             last = err
         await asyncio.sleep(0.01 * (n + 1))
-    raise WorkspaceError(STALE_VERSION, f"the workspace kept changing under this write: {last}")
+    raise WorkspaceError(
+        ErrorCode.STALE_VERSION, f"the workspace kept changing under this write: {last}"
+    )

@@ -19,10 +19,9 @@ from typing import cast
 from pydantic import JsonValue
 from sqlalchemy import Connection, Table, bindparam, func, insert, select, update
 
-from durable_loop.core.errors import CodedError
+from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.proposals import ProposalNotice, ProposedChange, SettleInput, SettleOutput
 from durable_loop.core.workspace_patch import (
-    CONFLICT,
     WorkspaceError,
     apply_ops,
     change_set_fingerprint,
@@ -37,9 +36,6 @@ from durable_loop.store.workspace_schema import ProposalRow
 
 PROPOSALS = cast(Table, ProposalRow.__table__)
 PROPOSAL = select(PROPOSALS).where(PROPOSALS.c.proposal_id == bindparam("proposal_id"))
-UNKNOWN_PROPOSAL = "UNKNOWN_PROPOSAL"
-FINGERPRINT_MISMATCH = "FINGERPRINT_MISMATCH"
-INVALID_DECISION = "INVALID_DECISION"
 
 
 class ProposalRecord(ProposedChange):
@@ -154,22 +150,24 @@ async def propose(
 async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
     """Confirm (commit), reject or expire a proposal exactly once, naming who decided."""
     if not inp.actor.strip():
-        return _failed(inp, INVALID_DECISION, "the approver's identity is required")
+        return _failed(inp, ErrorCode.INVALID_DECISION, "the approver's identity is required")
     if "\x00" in inp.actor + (inp.comment or ""):
-        return _failed(inp, INVALID_DECISION, "the approver or comment contains a NUL character")
+        return _failed(
+            inp, ErrorCode.INVALID_DECISION, "the approver or comment contains a NUL character"
+        )
     written: list[SettleOutput] = []
 
     def attempt(conn: Connection) -> SettleOutput:
         row = _row(conn, inp.proposal_id, lock=True)
         if row is None:
-            return _failed(inp, UNKNOWN_PROPOSAL, f"no proposal {inp.proposal_id!r}")
+            return _failed(inp, ErrorCode.UNKNOWN_PROPOSAL, f"no proposal {inp.proposal_id!r}")
         record = _record(row)
         if record.status != "pending":
             stored = row._mapping["result_json"]  # type: ignore[attr-defined]
             out = SettleOutput.model_validate_json(stored)
             return out.model_copy(update={"already_settled": True})
         if record.fingerprint != inp.fingerprint:
-            return _failed(inp, FINGERPRINT_MISMATCH, "the fingerprint does not match")
+            return _failed(inp, ErrorCode.FINGERPRINT_MISMATCH, "the fingerprint does not match")
         source = ChangeSource(
             actor=inp.actor,
             actor_kind="system" if inp.verdict == "expire" else "human",
@@ -209,7 +207,7 @@ async def settle(store: WorkspaceStore, inp: SettleInput) -> SettleOutput:
     return out
 
 
-def _failed(inp: SettleInput, code: str, message: str) -> SettleOutput:
+def _failed(inp: SettleInput, code: ErrorCode, message: str) -> SettleOutput:
     error = CodedError(code=code, message=message)
     return SettleOutput(proposal_id=inp.proposal_id, status="failed", error=error)
 
@@ -235,7 +233,7 @@ def _commit(
     outcome: SettleOutput
     if clashes:
         error = CodedError(
-            code=CONFLICT,
+            code=ErrorCode.CONFLICT,
             message=f"facts at {', '.join(clashes)} changed after this proposal was made; "
             "nothing was committed. Read the facts again and propose anew if still needed.",
         )
@@ -248,7 +246,7 @@ def _commit(
             read.facts, record.changes, locks=read.locks, limits=store.limits, label="facts"
         )
     except WorkspaceError as err:
-        error = CodedError(code=err.code, message=err.message)
+        error = err.as_value()
         store.record(
             conn, record.workspace_id, read.version, source, [("proposal", "fail", "", None)]
         )

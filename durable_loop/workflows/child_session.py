@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
         SessionInput,
         UserMessage,
     )
-    from durable_loop.core.errors import ConfigError
+    from durable_loop.core.errors import ConfigError, ErrorCode
     from durable_loop.core.messages import Usage
 
 from durable_loop.workflows.session import SessionWorkflow
@@ -86,13 +86,15 @@ def child_session_input(
 ) -> ChildSessionInput:
     if not messages:
         raise ApplicationError(
-            "a child session needs at least one message", type="INVALID_ARGS", non_retryable=True
+            "a child session needs at least one message",
+            type=ErrorCode.INVALID_ARGS,
+            non_retryable=True,
         )
     try:
         refuse_unreliable_enforced(settings)
     except ConfigError as err:
         # Raised in workflow code, a plain exception would fail the task and retry forever.
-        raise ApplicationError(str(err), type=ConfigError.code, non_retryable=True) from None
+        raise ApplicationError(str(err), type=err.code, non_retryable=True) from None
     return ChildSessionInput(
         session_id=session_id,
         settings=settings,

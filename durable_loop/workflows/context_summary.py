@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.config import RuntimeConfig
     from durable_loop.core.contracts import LlmTurnOutput, SummarizeInput, SummarizeOutput
     from durable_loop.core.endpoint import LlmEndpoint
+    from durable_loop.core.errors import ErrorCode
     from durable_loop.core.messages import Usage
 
 
@@ -66,7 +67,10 @@ class ContextSummaries:
                     initial_interval=endpoint.retry.initial_interval(),
                     maximum_interval=endpoint.retry.maximum_interval(),
                     maximum_attempts=endpoint.retry.maximum_attempts,
-                    non_retryable_error_types=["PROVIDER_AUTH", "PROVIDER_BAD_REQUEST"],
+                    non_retryable_error_types=[
+                        ErrorCode.PROVIDER_AUTH,
+                        ErrorCode.PROVIDER_BAD_REQUEST,
+                    ],
                 ),
                 summary=f"summarize: seq < {covers}",
             )

@@ -35,6 +35,8 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.messages import Usage
     from durable_loop.core.providers import get_adapter
 
+from durable_loop.workflows.refusals import refuse
+
 RunLlm = Callable[[LlmTurnInput], Awaitable[LlmTurnOutput]]
 Describe = Callable[[ActivityError], CodedError]
 
@@ -87,14 +89,14 @@ class ModelRouter:
 
 def validate_switch(settings: SessionSettings, request: SwitchModelRequest) -> None:
     """Refuse a switch the session could not run: unknown provider, or enforced tool use
-    on a model marked unreliable (raises a ValueError with a code)."""
+    on a model marked unreliable (a :func:`refuse` with the configuration's code)."""
     new = switched_settings(settings, request)
-    for endpoint in [new.llm, *new.fallback_llms]:
-        try:
+    try:
+        for endpoint in [new.llm, *new.fallback_llms]:
             get_adapter(endpoint.provider)
-        except ConfigError as err:
-            raise ConfigError(f"{ConfigError.code}: {err}") from None
-    refuse_unreliable_enforced(new)
+        refuse_unreliable_enforced(new)
+    except ConfigError as err:
+        raise refuse(err.code, err.message) from None
 
 
 def switched_settings(settings: SessionSettings, request: SwitchModelRequest) -> SessionSettings:

@@ -36,13 +36,15 @@ with workflow.unsafe.imports_passed_through():
         SettleVerdict,
     )
 
+from durable_loop.workflows.refusals import refuse
+
 DECIDED_KEPT = 64
 EXPIRY_ACTOR = "system:expiry"
 SETTLE_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=60),
     maximum_attempts=0,
-    non_retryable_error_types=["INVALID_ARGS"],
+    non_retryable_error_types=[ErrorCode.INVALID_ARGS],
 )
 
 
@@ -126,27 +128,32 @@ class ProposalBook:
     # ------------------------------------------------------------------ decisions
 
     def check(self, decision: ProposalDecision) -> None:
-        """Raise ValueError (code first) for a decision that must not be applied."""
+        """Raise a coded refusal (:func:`refuse`) for a decision that must not be applied."""
         proposal_id = decision.proposal_id
         proposal = self.pending.get(proposal_id)
         if proposal is None:
             done = self.decided.get(proposal_id)
             if done is not None:
-                raise ValueError(f"ALREADY_DECIDED: proposal {proposal_id} is {done.status}")
-            raise ValueError(f"UNKNOWN_PROPOSAL: no pending proposal {proposal_id!r}")
+                raise refuse(ErrorCode.ALREADY_DECIDED, f"proposal {proposal_id} is {done.status}")
+            raise refuse(ErrorCode.UNKNOWN_PROPOSAL, f"no pending proposal {proposal_id!r}")
         if proposal.deciding:
-            raise ValueError(f"ALREADY_DECIDED: proposal {proposal_id} is being settled")
+            raise refuse(ErrorCode.ALREADY_DECIDED, f"proposal {proposal_id} is being settled")
         if workflow.now() >= proposal.expires_at:
-            raise ValueError(f"EXPIRED: proposal {proposal_id} expired at {proposal.expires_at}")
+            raise refuse(
+                ErrorCode.EXPIRED, f"proposal {proposal_id} expired at {proposal.expires_at}"
+            )
         if not decision.approver.strip():
-            raise ValueError("INVALID_DECISION: the approver's identity is required")
+            raise refuse(ErrorCode.INVALID_DECISION, "the approver's identity is required")
         if "\x00" in decision.approver + (decision.comment or ""):
-            raise ValueError("INVALID_DECISION: the approver or comment contains a NUL character")
+            raise refuse(
+                ErrorCode.INVALID_DECISION, "the approver or comment contains a NUL character"
+            )
         bound = decision.verdict == "confirm" or decision.fingerprint is not None
         if bound and decision.fingerprint != proposal.fingerprint:
-            raise ValueError(
-                f"FINGERPRINT_MISMATCH: proposal {proposal_id} has fingerprint "
-                f"{proposal.fingerprint}; the decision names {decision.fingerprint!r}"
+            raise refuse(
+                ErrorCode.FINGERPRINT_MISMATCH,
+                f"proposal {proposal_id} has fingerprint {proposal.fingerprint}; "
+                f"the decision names {decision.fingerprint!r}",
             )
 
     async def decide(self, decision: ProposalDecision) -> DecisionResult:
@@ -157,7 +164,8 @@ class ProposalBook:
             done = self.decided.get(decision.proposal_id)
             if done is None:
                 raise ApplicationError(
-                    f"no pending proposal {decision.proposal_id!r}", type="UNKNOWN_PROPOSAL"
+                    f"no pending proposal {decision.proposal_id!r}",
+                    type=ErrorCode.UNKNOWN_PROPOSAL,
                 )
             return done
         return await self._settle(
@@ -234,7 +242,7 @@ class ProposalHandlers:
     async def proposal_decision(self, decision: ProposalDecision) -> None:
         try:
             self._proposals.check(decision)
-        except ValueError as err:
+        except ApplicationError as err:
             workflow.logger.warning("decision on %s ignored: %s", decision.proposal_id, err)
             return
         await self._proposals.decide(decision)

@@ -67,8 +67,6 @@ from durable_loop.workflows.tool_loop import (
     retry_policy,
 )
 
-ROUTER_INVALID_OUTPUT = "ROUTER_INVALID_OUTPUT"
-EXECUTOR_INVALID_OUTPUT = "EXECUTOR_INVALID_OUTPUT"
 Parsed = TypeVar("Parsed", RouterDecision, ExecutorCall)
 StepKind = Literal["route", "execute"]
 
@@ -144,7 +142,9 @@ class RouterPipeline(MessageLoop):
             if out is None:
                 return None
             if out.truncated:
-                failure = StepFailure(code="SCHEMA_INVALID", message="the output is too long")
+                failure = StepFailure(
+                    code=ErrorCode.SCHEMA_INVALID, message="the output is too long"
+                )
             else:
                 parsed = parse(out.text)
                 if not isinstance(parsed, StepFailure):
@@ -154,7 +154,11 @@ class RouterPipeline(MessageLoop):
             repair = RepairNote(
                 previous_output=out.text, error=f"{failure.code}: {failure.message}"
             )
-        code = ROUTER_INVALID_OUTPUT if kind == "route" else EXECUTOR_INVALID_OUTPUT
+        code = (
+            ErrorCode.ROUTER_INVALID_OUTPUT
+            if kind == "route"
+            else ErrorCode.EXECUTOR_INVALID_OUTPUT
+        )
         detail = f"{failure.code}: {failure.message}" if failure else "no output"
         self._fail(code, f"the {kind} step gave no valid output after repair: {detail}")
         return None

@@ -32,11 +32,13 @@ with workflow.unsafe.imports_passed_through():
         TranscriptTail,
         UserMessage,
     )
+    from durable_loop.core.errors import ErrorCode
     from durable_loop.core.messages import Usage
     from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.model_routing import switch_result, switched_settings, validate_switch
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
+from durable_loop.workflows.refusals import refuse
 from durable_loop.workflows.router_pipeline import RouterPipeline
 from durable_loop.workflows.tool_loop import MessageLoop, SessionCursor
 from durable_loop.workflows.visibility import SessionVisibility, VisibleState
@@ -160,7 +162,7 @@ class SessionWorkflow(ProposalHandlers):
     @send_message.validator
     def _validate_send(self, message: UserMessage) -> None:
         if self._closing is not None:
-            raise ValueError("SESSION_CLOSED: the session is closing and takes no messages")
+            raise refuse(ErrorCode.SESSION_CLOSED, "the session is closing and takes no messages")
 
     @workflow.update(name=names.UPDATE_SWITCH_MODEL)
     def switch_model(self, request: SwitchModelRequest) -> SwitchModelResult:

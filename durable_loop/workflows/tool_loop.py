@@ -43,7 +43,11 @@ from durable_loop.workflows.model_routing import ModelRouter, budget_error
 from durable_loop.workflows.proposals import ProposalBook
 from durable_loop.workflows.tool_placement import heartbeat_timeout, run_tool_activity
 
-LLM_NON_RETRYABLE = ["PROVIDER_AUTH", "PROVIDER_BAD_REQUEST", "PROVIDER_BAD_RESPONSE"]
+LLM_NON_RETRYABLE: list[str] = [
+    ErrorCode.PROVIDER_AUTH,
+    ErrorCode.PROVIDER_BAD_REQUEST,
+    ErrorCode.PROVIDER_BAD_RESPONSE,
+]
 
 
 def retry_policy(settings: RetrySettings, non_retryable: list[str] | None = None) -> RetryPolicy:

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.workspace_patch import (
     OPS,
-    WORKSPACE_TOO_LARGE,
     WorkspaceError,
     WorkspaceLimits,
     apply_ops,
@@ -29,7 +28,7 @@ CODES = {
     ErrorCode.INVALID_ARGS,
     ErrorCode.ARGUMENTS_TOO_LARGE,
     ErrorCode.LOCKED,
-    WORKSPACE_TOO_LARGE,
+    ErrorCode.WORKSPACE_TOO_LARGE,
 }
 DOC: dict[str, Any] = {
     "title": "t",

@@ -16,6 +16,7 @@ import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQueue
 from durable_loop.cli.commands.send import SETTINGS_PANEL
+from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     from durable_loop.client.sessions import SessionClient
@@ -93,7 +94,9 @@ def chat(
         else None
     )
     if session_id is None and settings is None:
-        raise CliError("NO_SESSION", "name a SESSION to resume, or pass --model to start one")
+        raise CliError(
+            ErrorCode.NO_SESSION, "name a SESSION to resume, or pass --model to start one"
+        )
     chat_loop = ChatLoop(
         session_id or f"chat-{uuid.uuid4().hex[:8]}",
         settings,
@@ -153,7 +156,7 @@ class ChatLoop:
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 raise CliError(
-                    "SESSION_NOT_FOUND",
+                    ErrorCode.SESSION_NOT_FOUND,
                     f"no session {self.session_id!r}: pass --model to start it",
                 ) from None
             raise

@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from durable_loop.core.errors import ErrorCode
+
 KEYS_ENV = "DURABLE_LOOP_CODEC_KEYS"
 TOKENS_ENV = "DURABLE_LOOP_CODEC_TOKENS"
 TOKENS_FILE_ENV = "DURABLE_LOOP_CODEC_TOKENS_FILE"
@@ -83,7 +85,7 @@ def build_app(  # type: ignore[no-untyped-def]
 
     keys = environ.get(KEYS_ENV, "").strip()
     if not keys:
-        raise CodecError("CODEC_CONFIG", f"set {KEYS_ENV} to the keys the workers use")
+        raise CodecError(ErrorCode.CODEC_CONFIG, f"set {KEYS_ENV} to the keys the workers use")
     file = tokens_file or (Path(environ[TOKENS_FILE_ENV]) if environ.get(TOKENS_FILE_ENV) else None)
     try:
         tokens = load_tokens(environ.get(TOKENS_ENV), file)
@@ -91,7 +93,7 @@ def build_app(  # type: ignore[no-untyped-def]
         raise CliError(err.code, str(err)) from None
     if not tokens:
         raise CliError(
-            "NO_CODEC_TOKENS",
+            ErrorCode.NO_CODEC_TOKENS,
             f"set {TOKENS_ENV}=TOKEN=IDENTITY,... or --tokens-file: the codec server "
             "decrypts for token holders only",
         )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, Namespace
+from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -205,13 +206,13 @@ def _known(err: Exception, session_id: str) -> Exception:
 
     from durable_loop.cli.errors import CliError
     from durable_loop.client.proposals import ProposalNotPending
+    from durable_loop.client.refusals import refusal_of
 
     if isinstance(err, ProposalNotPending):
-        return CliError(err.code, str(err))
+        return CliError(err.code, err.message)
     if isinstance(err, WorkflowUpdateFailedError):
-        text = str(getattr(err.cause, "message", None) or err.cause or err)
-        code, _, message = text.partition(": ")
-        return CliError(code if code.isupper() else "DECISION_REFUSED", message or text)
+        refused = refusal_of(err)
+        return CliError(refused.code or ErrorCode.DECISION_REFUSED, refused.message)
     if isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND:
-        return CliError("SESSION_NOT_FOUND", f"no running session {session_id!r}")
+        return CliError(ErrorCode.SESSION_NOT_FOUND, f"no running session {session_id!r}")
     return err

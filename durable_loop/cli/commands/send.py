@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQueue
+from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     import asyncio
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from durable_loop.core.contracts import RunResult
 
 SETTINGS_PANEL = "Session settings (used when the session is started)"
-CONFIG_CODES = {"CONFIG_ERROR", "PROVIDER_AUTH"}
+CONFIG_CODES = {ErrorCode.CONFIG_ERROR, ErrorCode.PROVIDER_AUTH}
 
 
 def load_session_settings(
@@ -166,7 +167,7 @@ def send(
         )
     )
     if result.error is not None and result.error.code in CONFIG_CODES:
-        raise CliError(result.error.code, result.error.message)
+        raise CliError(ErrorCode(result.error.code), result.error.message)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:
@@ -211,14 +212,14 @@ async def _send(
             return await call
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         raise CliError(
-            "NO_REPLY",
+            ErrorCode.NO_REPLY,
             f"no reply within {timeout:g}s: is a worker polling task queue "
             f"{worker_settings.task_queue!r}? start one with `durable-loop worker`",
         ) from None
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND and "workflow" in err.message.lower():
             raise CliError(
-                "SESSION_NOT_FOUND",
+                ErrorCode.SESSION_NOT_FOUND,
                 f"no running session {session_id!r}: pass --start with --model to start it",
             ) from None
         raise

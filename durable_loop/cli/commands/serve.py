@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace, TaskQueue
+from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
@@ -64,7 +65,7 @@ def serve(
         raise CliError(err.code, str(err)) from None
     if not tokens:
         raise CliError(
-            "NO_API_TOKENS",
+            ErrorCode.NO_API_TOKENS,
             f"set {TOKENS_ENV}=TOKEN=IDENTITY,... or pass --tokens-file: the service "
             "refuses every request without a token",
         )

@@ -12,6 +12,7 @@ import typer
 
 from durable_loop.cli.commands.options import StateDir
 from durable_loop.core.constants import STATE_DIR
+from durable_loop.core.errors import ErrorCode
 
 
 def _parse_search_attributes(items: list[str]) -> dict[str, str]:
@@ -21,7 +22,9 @@ def _parse_search_attributes(items: list[str]) -> dict[str, str]:
     for item in items:
         name, sep, kind = item.partition("=")
         if not sep or not name.isidentifier() or not kind:
-            raise CliError("INVALID_SETTING", f"--search-attribute wants NAME=TYPE, got {item!r}")
+            raise CliError(
+                ErrorCode.INVALID_SETTING, f"--search-attribute wants NAME=TYPE, got {item!r}"
+            )
         parsed[name] = kind
     return parsed
 
@@ -66,7 +69,7 @@ def server(
                     from durable_loop.cli.errors import CliError
 
                     raise CliError(
-                        "DEV_SERVER_EXITED",
+                        ErrorCode.DEV_SERVER_EXITED,
                         f"the dev server exited with code {dev.process.returncode}; "
                         f"see {dev.log_path}",
                     )

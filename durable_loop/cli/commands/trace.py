@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace
+from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     from durable_loop.client.trace.models import Trace
@@ -59,14 +60,14 @@ async def _load(session_id: str, settings: WorkerSettings, *, use_store: bool) -
         )
     except StoreMissing as err:
         raise CliError(
-            "STORE_NOT_FOUND",
+            ErrorCode.STORE_NOT_FOUND,
             f"no transcript store at {err}: pass --db-url (or set DURABLE_LOOP_DB_URL) to the "
             "worker's database, or --no-store",
         ) from None
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND and not namespace_missing(err.message):
             raise CliError(
-                "SESSION_NOT_FOUND",
+                ErrorCode.SESSION_NOT_FOUND,
                 f"no workflow session-{session_id} in namespace {settings.temporal.namespace}",
             ) from None
         raise

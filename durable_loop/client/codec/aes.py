@@ -16,6 +16,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
 from durable_loop.client.codec.keys import CodecError, KeyRing
+from durable_loop.core.errors import ErrorCode
 
 ENCODING = b"binary/encrypted"
 KEY_ID_METADATA = "encryption-key-id"
@@ -49,7 +50,7 @@ class AesGcmCodec(PayloadCodec):
             return payload
         raw_id = payload.metadata.get(KEY_ID_METADATA)
         if not raw_id:
-            raise CodecError("CODEC_BAD_PAYLOAD", "encrypted payload without a key id")
+            raise CodecError(ErrorCode.CODEC_BAD_PAYLOAD, "encrypted payload without a key id")
         key_id = raw_id.decode("utf-8", errors="replace")
         cipher = self.ring.cipher(key_id)
         nonce, sealed = payload.data[:NONCE_BYTES], payload.data[NONCE_BYTES:]
@@ -57,9 +58,11 @@ class AesGcmCodec(PayloadCodec):
             plain = cipher.decrypt(nonce, sealed, raw_id)
         except InvalidTag:
             raise CodecError(
-                "CODEC_DECRYPT_FAILED", f"payload does not decrypt with key {key_id!r}"
+                ErrorCode.CODEC_DECRYPT_FAILED, f"payload does not decrypt with key {key_id!r}"
             ) from None
         try:
             return Payload.FromString(plain)
         except DecodeError:
-            raise CodecError("CODEC_BAD_PAYLOAD", "decrypted bytes are not a payload") from None
+            raise CodecError(
+                ErrorCode.CODEC_BAD_PAYLOAD, "decrypted bytes are not a payload"
+            ) from None

@@ -13,18 +13,17 @@ from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from durable_loop.core.errors import DurableLoopError, ErrorCode
+
 KEY_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 KEY_SIZES = (16, 24, 32)
 
 
-class CodecError(ValueError):
+class CodecError(DurableLoopError, ValueError):
     """A codec failure with a stable code: CODEC_CONFIG, CODEC_KEY_UNKNOWN,
     CODEC_DECRYPT_FAILED or CODEC_BAD_PAYLOAD."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+    show_code = True
 
 
 @dataclass(frozen=True)
@@ -36,13 +35,17 @@ class KeyRing:
 
     def __post_init__(self) -> None:
         if self.active not in self.keys:
-            raise CodecError("CODEC_CONFIG", f"the active key {self.active!r} is not in the ring")
+            raise CodecError(
+                ErrorCode.CODEC_CONFIG, f"the active key {self.active!r} is not in the ring"
+            )
         for key_id, key in self.keys.items():
             if not KEY_ID.match(key_id):
-                raise CodecError("CODEC_CONFIG", f"key id {key_id!r} must match {KEY_ID.pattern}")
+                raise CodecError(
+                    ErrorCode.CODEC_CONFIG, f"key id {key_id!r} must match {KEY_ID.pattern}"
+                )
             if len(key) not in KEY_SIZES:
                 raise CodecError(
-                    "CODEC_CONFIG",
+                    ErrorCode.CODEC_CONFIG,
                     f"key {key_id!r} is {len(key)} bytes; AES-GCM needs 16, 24 or 32",
                 )
 
@@ -57,16 +60,20 @@ class KeyRing:
             key_id, sep, encoded = item.partition(":")
             key_id = key_id.strip()
             if not sep or not key_id or not encoded.strip():
-                raise CodecError("CODEC_CONFIG", f"entry {position + 1} is not KEY_ID:BASE64_KEY")
+                raise CodecError(
+                    ErrorCode.CODEC_CONFIG, f"entry {position + 1} is not KEY_ID:BASE64_KEY"
+                )
             if key_id in keys:
-                raise CodecError("CODEC_CONFIG", f"key id {key_id!r} is listed twice")
+                raise CodecError(ErrorCode.CODEC_CONFIG, f"key id {key_id!r} is listed twice")
             try:
                 keys[key_id] = base64.b64decode(encoded.strip(), validate=True)
             except (binascii.Error, ValueError):
-                raise CodecError("CODEC_CONFIG", f"key {key_id!r} is not valid base64") from None
+                raise CodecError(
+                    ErrorCode.CODEC_CONFIG, f"key {key_id!r} is not valid base64"
+                ) from None
             order.append(key_id)
         if not order:
-            raise CodecError("CODEC_CONFIG", "no keys: expected KEY_ID:BASE64_KEY[,...]")
+            raise CodecError(ErrorCode.CODEC_CONFIG, "no keys: expected KEY_ID:BASE64_KEY[,...]")
         return cls(active=order[0], keys=keys)
 
     def cipher(self, key_id: str) -> AESGCM:
@@ -74,7 +81,7 @@ class KeyRing:
         if key is None:
             known = ", ".join(sorted(self.keys))
             raise CodecError(
-                "CODEC_KEY_UNKNOWN",
+                ErrorCode.CODEC_KEY_UNKNOWN,
                 f"payload was encrypted with key {key_id!r}, which this process does not have "
                 f"(known: {known}); add it to DURABLE_LOOP_CODEC_KEYS after the active key",
             )
@@ -84,5 +91,5 @@ class KeyRing:
 def new_key(key_id: str) -> str:
     """A fresh ``id:base64`` entry holding a random 256-bit key."""
     if not KEY_ID.match(key_id):
-        raise CodecError("CODEC_CONFIG", f"key id {key_id!r} must match {KEY_ID.pattern}")
+        raise CodecError(ErrorCode.CODEC_CONFIG, f"key id {key_id!r} must match {KEY_ID.pattern}")
     return f"{key_id}:{base64.b64encode(os.urandom(32)).decode()}"

@@ -21,7 +21,7 @@ from durable_loop.core.contracts import (
     ToolRunInput,
     ToolRunOutput,
 )
-from durable_loop.core.errors import CodedError
+from durable_loop.core.errors import CodedError, ErrorCode
 
 M = TypeVar("M", bound=BaseModel)
 CONVERTER = pydantic_data_converter.payload_converter
@@ -40,11 +40,11 @@ def failure_error(failure: Failure) -> CodedError:
     if failure.HasField("application_failure_info") and failure.application_failure_info.type:
         code = failure.application_failure_info.type
     elif failure.HasField("timeout_failure_info"):
-        code = "TIMEOUT"
+        code = ErrorCode.TIMEOUT
     elif failure.HasField("canceled_failure_info"):
-        code = "CANCELED"
+        code = ErrorCode.CANCELED
     else:
-        code = "ACTIVITY_FAILED"
+        code = ErrorCode.ACTIVITY_FAILED
     return CodedError(code=code, message=" ".join(failure.message.split()))
 
 

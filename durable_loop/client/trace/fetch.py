@@ -18,13 +18,18 @@ from durable_loop.client.trace.builder import build_trace
 from durable_loop.client.trace.decode import decode_run
 from durable_loop.client.trace.models import Trace
 from durable_loop.core import names
+from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.core.messages import StoredMessage
 from durable_loop.store import TranscriptStore
 from durable_loop.store.engine import async_engine
 
 
-class StoreMissing(FileNotFoundError):
-    pass
+class StoreMissing(DurableLoopError, FileNotFoundError):
+    """No transcript store at ``path`` (a local SQLite file); the message is the path."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(ErrorCode.STORE_NOT_FOUND, path)
+        self.path = path
 
 
 async def fetch_messages(db_url: str, session_id: str) -> list[StoredMessage]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from durable_loop.core.errors import ErrorCode
+from durable_loop.core.errors import ErrorCode, http_status_code
 from durable_loop.core.messages import Message, ToolCall, Usage
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.providers.base import (
@@ -217,7 +217,7 @@ class AnthropicAdapter:
     def classify_status(self, status: int, raw: str) -> Retryability:
         verdict = classify_http_status(status)
         if error_body(raw).get("type") == "overloaded_error" and not verdict.retryable:
-            return Retryability(retryable=True, code="HTTP_529")
+            return Retryability(retryable=True, code=http_status_code(529))
         return verdict
 
 

@@ -8,6 +8,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field, JsonValue
 
 from durable_loop.core.canonical_json import canonical_dumps, scrub_surrogates, strict_loads
+from durable_loop.core.errors import DurableLoopError, ErrorCode, http_status_code
 from durable_loop.core.messages import Message, Usage
 from durable_loop.core.plan import PromptPlan
 
@@ -27,29 +28,31 @@ class ProviderReply(BaseModel):
     usage: Usage = Usage()
 
 
-class ProviderFormatError(ValueError):
+class ProviderFormatError(DurableLoopError, ValueError):
     """A response this adapter cannot read; carries a bounded snippet of the raw body."""
 
     def __init__(self, reason: str, raw: str) -> None:
         self.reason = reason
         self.snippet = raw[:SNIPPET_LIMIT]
-        super().__init__(f"{reason}; response began: {self.snippet!r}")
+        super().__init__(
+            ErrorCode.PROVIDER_BAD_RESPONSE, f"{reason}; response began: {self.snippet!r}"
+        )
 
 
-class ProviderErrorReply(Exception):
+class ProviderErrorReply(DurableLoopError):
     """A well-formed error inside a successful HTTP reply (e.g. Anthropic's overloaded
     event, Gemini's blocked prompt): the adapter says whether it is worth retrying."""
 
-    def __init__(self, code: str, message: str, *, retryable: bool) -> None:
-        self.code = code
-        self.message = message
+    show_code = True
+
+    def __init__(self, code: ErrorCode, message: str, *, retryable: bool) -> None:
+        super().__init__(code, message)
         self.retryable = retryable
-        super().__init__(f"{code}: {message}")
 
 
 class Retryability(BaseModel):
     retryable: bool
-    code: str
+    code: str = Field(description="An ErrorCode, or HTTP_<status> for a retryable status")
     retry_after_s: float | None = Field(
         default=None, description="A delay the provider asked for in its error body"
     )
@@ -73,10 +76,10 @@ class ProviderAdapter(Protocol):
 def classify_http_status(status: int) -> Retryability:
     """The common rule: 408/409/429/5xx retry; other 4xx fail fast."""
     if status in (408, 409, 429) or status >= 500:
-        return Retryability(retryable=True, code=f"HTTP_{status}")
+        return Retryability(retryable=True, code=http_status_code(status))
     if status in (401, 403):
-        return Retryability(retryable=False, code="PROVIDER_AUTH")
-    return Retryability(retryable=False, code="PROVIDER_BAD_REQUEST")
+        return Retryability(retryable=False, code=ErrorCode.PROVIDER_AUTH)
+    return Retryability(retryable=False, code=ErrorCode.PROVIDER_BAD_REQUEST)
 
 
 def loads_lenient(raw: str) -> JsonValue:

@@ -19,7 +19,7 @@ import re
 
 from pydantic import JsonValue
 
-from durable_loop.core.errors import ErrorCode
+from durable_loop.core.errors import ErrorCode, http_status_code
 from durable_loop.core.messages import Message, ToolCall, Usage
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.providers.base import (
@@ -237,7 +237,7 @@ class GeminiAdapter:
         if "API_KEY_INVALID" in json.dumps(error.get("details") or []) or state in AUTH_STATUSES:
             return Retryability(retryable=False, code=ErrorCode.PROVIDER_AUTH)
         if state in RETRYABLE_STATUSES:
-            verdict = Retryability(retryable=True, code=f"HTTP_{status}")
+            verdict = Retryability(retryable=True, code=http_status_code(status))
         if verdict.retryable:
             return verdict.model_copy(update={"retry_after_s": _retry_delay(error)})
         return verdict

@@ -16,10 +16,11 @@ from typing import Literal
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, JsonValue
 
+from durable_loop.core.errors import ErrorCode
 from durable_loop.core.tools import ToolSpec
 
 Choice = Literal["call_tool", "clarify", "none"]
-FailureCode = Literal["INVALID_JSON", "SCHEMA_INVALID"]
+FailureCode = Literal[ErrorCode.INVALID_JSON, ErrorCode.SCHEMA_INVALID]
 MAX_ERRORS_QUOTED = 3
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
@@ -60,7 +61,7 @@ def extract_json(text: str) -> Extracted | StepFailure:
             continue
         return Extracted(value=value, strict=False)
     snippet = " ".join(text.split())[:120]
-    return StepFailure(code="INVALID_JSON", message=f"no JSON object found in: {snippet!r}")
+    return StepFailure(code=ErrorCode.INVALID_JSON, message=f"no JSON object found in: {snippet!r}")
 
 
 def _schema_errors(schema: dict[str, JsonValue], value: JsonValue) -> str | None:
@@ -147,13 +148,13 @@ def parse_router(text: str, specs: list[ToolSpec]) -> RouterDecision | StepFailu
         value = {**value, "tool": normalise_tool_name(value["tool"], names)}
     problem = _route_hint(value, names) or _schema_errors(router_schema(names), value)
     if problem:
-        return StepFailure(code="SCHEMA_INVALID", message=problem)
+        return StepFailure(code=ErrorCode.SCHEMA_INVALID, message=problem)
     decision = RouterDecision.model_validate(value)
     if decision.choice == "clarify":
         spec = next(s for s in specs if s.name == decision.tool)
         if not spec.parameters.get("required"):
             return StepFailure(
-                code="SCHEMA_INVALID",
+                code=ErrorCode.SCHEMA_INVALID,
                 message=f"clarify is only for a missing identifier, and {spec.name} needs none: "
                 "call the tool or choose none",
             )
@@ -185,7 +186,7 @@ def parse_executor(text: str, spec: ToolSpec) -> ExecutorCall | StepFailure:
         inner = _schema_errors(spec.parameters, value["args"])
         problem = None if inner is None else f"args: {inner}"
     if problem:
-        return StepFailure(code="SCHEMA_INVALID", message=problem)
+        return StepFailure(code=ErrorCode.SCHEMA_INVALID, message=problem)
     return ExecutorCall.model_validate(value)
 
 

@@ -40,7 +40,7 @@ def check_names(setting: str, names: list[str]) -> list[str]:
     unknown = [n for n in names if n not in valid]
     if unknown:
         raise ConfigError(
-            f"{ConfigError.code}: unknown {setting} {unknown}; valid names: {', '.join(valid)}"
+            f"unknown {setting} {unknown}; valid names: {', '.join(valid)}", show_code=True
         )
     return list(dict.fromkeys(names))
 

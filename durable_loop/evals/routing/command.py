@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from durable_loop.core.errors import ErrorCode
+
 if TYPE_CHECKING:
     from durable_loop.evals.routing.bench import BenchReport
 
@@ -107,13 +109,15 @@ async def _run(
     server: ScriptedLLM | None = None
     if base_url is None:
         if scripted not in BEHAVIOURS:
-            raise CliError("UNKNOWN_BEHAVIOUR", f"--scripted must be one of {sorted(BEHAVIOURS)}")
+            raise CliError(
+                ErrorCode.UNKNOWN_BEHAVIOUR, f"--scripted must be one of {sorted(BEHAVIOURS)}"
+            )
         server = ScriptedLLM().start()
         model = f"scripted-{scripted}"
         server.script(model, [], then=BEHAVIOURS[scripted])
         base_url = server.base_url
     elif not model:
-        raise CliError("MISSING_MODEL", "--model is required with --base-url")
+        raise CliError(ErrorCode.MISSING_MODEL, "--model is required with --base-url")
     endpoint = LlmEndpoint(
         provider=provider,
         model=str(model),

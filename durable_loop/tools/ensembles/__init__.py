@@ -1,7 +1,6 @@
 """Ensembles: named groups of tools declared in Python or in TOML descriptor files."""
 
 from durable_loop.tools.ensembles.descriptors import (
-    DESCRIPTOR_INVALID,
     DescriptorProblem,
     EnsembleLoadError,
     load_ensemble,
@@ -18,7 +17,6 @@ from durable_loop.tools.ensembles.profiles import (
 )
 
 __all__ = [
-    "DESCRIPTOR_INVALID",
     "DescriptorProblem",
     "Ensemble",
     "EnsembleDefaults",

@@ -45,14 +45,13 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from durable_loop.core.errors import ConfigError
+from durable_loop.core.errors import ConfigError, ErrorCode
 from durable_loop.core.registry import ToolFunction
 from durable_loop.core.retry import RetrySettings
 from durable_loop.core.tools import ToolSpec, check_tool_name
 from durable_loop.tools.ensembles.model import Ensemble, EnsembleDefaults
 from durable_loop.tools.ensembles.toml_lines import KeyPath, PathPart, dotted, key_lines, line_of
 
-DESCRIPTOR_INVALID = "DESCRIPTOR_INVALID"
 _TOML_LINE = re.compile(r"at line (\d+)")
 
 
@@ -70,12 +69,13 @@ class DescriptorProblem(BaseModel):
 class EnsembleLoadError(ConfigError):
     """Every problem found while loading descriptors (code ``DESCRIPTOR_INVALID``)."""
 
-    code = DESCRIPTOR_INVALID  # type: ignore[assignment]
-
     def __init__(self, problems: Sequence[DescriptorProblem]) -> None:
         self.problems = list(problems)
         listing = "\n".join(f"  {p}" for p in self.problems)
-        super().__init__(f"{len(self.problems)} problem(s) in tool descriptors\n{listing}")
+        super().__init__(
+            f"{len(self.problems)} problem(s) in tool descriptors\n{listing}",
+            code=ErrorCode.DESCRIPTOR_INVALID,
+        )
 
 
 class _Strict(BaseModel):

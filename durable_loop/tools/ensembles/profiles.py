@@ -19,12 +19,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from durable_loop.core.config import RuntimeConfig
-from durable_loop.core.errors import ConfigError
+from durable_loop.core.errors import ConfigError, ErrorCode
 from durable_loop.tools.ensembles.descriptors import DescriptorProblem, EnsembleLoadError
 from durable_loop.tools.ensembles.model import Ensemble
 from durable_loop.tools.ensembles.toml_lines import dotted, key_lines, line_of
-
-PROFILE_UNKNOWN_NAME = "PROFILE_UNKNOWN_NAME"
 
 
 class ToolProfile(BaseModel):
@@ -47,7 +45,10 @@ class ToolSelection(BaseModel):
 
 
 class ProfileError(ConfigError):
-    code = PROFILE_UNKNOWN_NAME  # type: ignore[assignment]
+    """A profile names ensembles or tools nobody declared (``PROFILE_UNKNOWN_NAME``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code=ErrorCode.PROFILE_UNKNOWN_NAME)
 
 
 def resolve_profile(profile: ToolProfile, ensembles: Iterable[Ensemble]) -> ToolSelection:

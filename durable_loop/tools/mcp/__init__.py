@@ -1,12 +1,11 @@
 """MCP servers as tool sources: configuration, the worker's connection pool, ensembles."""
 
 from durable_loop.activities.mcp_pool import McpPool
-from durable_loop.core.mcp import McpErrorCode, McpServerConfig, McpServerError
+from durable_loop.core.mcp import McpServerConfig, McpServerError
 from durable_loop.tools.mcp.config import load_mcp_config
 from durable_loop.tools.mcp.tools import ensemble_for, mcp_ensembles, mcp_registry
 
 __all__ = [
-    "McpErrorCode",
     "McpPool",
     "McpServerConfig",
     "McpServerError",

@@ -11,7 +11,8 @@ from pydantic import JsonValue
 
 from durable_loop.activities.mcp import mcp_invoker
 from durable_loop.activities.mcp_pool import McpPool
-from durable_loop.core.mcp import McpErrorCode, McpServerConfig, McpServerError
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.mcp import McpServerConfig, McpServerError
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.tools import ToolSpec
 from durable_loop.tools.ensembles.descriptors import schema_problems
@@ -73,7 +74,7 @@ def ensemble_for(
         originals[name] = tool.name
     if bad and not config.skip_invalid_tools:
         raise McpServerError(
-            McpErrorCode.BAD_SCHEMA,
+            ErrorCode.MCP_BAD_SCHEMA,
             config.name,
             "malformed tool schemas: " + " | ".join(bad),
         )

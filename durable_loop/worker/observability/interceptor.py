@@ -26,6 +26,7 @@ from temporalio.worker import WorkflowInboundInterceptor as _WorkflowInbound
 
 from durable_loop.core import names
 from durable_loop.core.contracts import LlmTurnOutput, ToolRunOutput
+from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import FACTS_COMMIT, PROPOSAL_CLOSE, SettleOutput
 from durable_loop.worker.observability.context import Subject, about, subject_of
 from durable_loop.worker.observability.metrics import WorkerMetrics
@@ -122,7 +123,7 @@ class _ActivityObserver(ActivityInboundInterceptor):
                 latency = out.latency_ms / 1000 if out.latency_ms else elapsed
                 metrics.llm_latency.labels(model=out.model or model).observe(latency)
         elif err is not None and metrics is not None:
-            code = err.type if isinstance(err, ApplicationError) and err.type else "ERROR"
+            code = err.type if isinstance(err, ApplicationError) and err.type else ErrorCode.ERROR
             metrics.llm_failures.labels(code=code).inc()
 
     def _tool(

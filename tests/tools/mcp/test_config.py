@@ -2,9 +2,10 @@ from textwrap import dedent
 
 import pytest
 
+from durable_loop.core.errors import ErrorCode
 from durable_loop.core.mcp import expand_all
 from durable_loop.tools.ensembles import EnsembleLoadError
-from durable_loop.tools.mcp import McpErrorCode, McpServerError, load_mcp_config
+from durable_loop.tools.mcp import McpServerError, load_mcp_config
 
 
 def test_config_file_reads_both_transports(tmp_path):
@@ -53,5 +54,5 @@ def test_secret_references_come_from_the_worker_environment():
     }
     with pytest.raises(McpServerError) as err:
         expand_all(values, {}, "srv")
-    assert err.value.code is McpErrorCode.CONFIG and err.value.server == "srv"
+    assert err.value.code is ErrorCode.MCP_CONFIG_ERROR and err.value.server == "srv"
     assert "${TOKEN}" in str(err.value)

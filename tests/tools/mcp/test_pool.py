@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
+from durable_loop.core.errors import ErrorCode
 from durable_loop.core.registry import ToolContext, ToolFailure
 from durable_loop.tools.mcp import (
-    McpErrorCode,
     McpPool,
     McpServerConfig,
     McpServerError,
@@ -70,7 +70,7 @@ async def test_missing_server_is_a_coded_error_naming_it():
     async with McpPool([missing]) as pool:
         with pytest.raises(McpServerError) as err:
             await mcp_registry(pool)
-    assert err.value.code is McpErrorCode.UNAVAILABLE and err.value.server == "ghost"
+    assert err.value.code is ErrorCode.MCP_SERVER_UNAVAILABLE and err.value.server == "ghost"
     assert err.value.coded().startswith("MCP_SERVER_UNAVAILABLE: MCP server 'ghost'")
 
 
@@ -78,14 +78,14 @@ async def test_server_that_hangs_at_start_times_out_with_a_code():
     async with McpPool([toy("hang", startup_timeout_s=1.5)]) as pool:
         with pytest.raises(McpServerError) as err:
             await mcp_registry(pool)
-    assert err.value.code is McpErrorCode.START_TIMEOUT and err.value.server == "toy"
+    assert err.value.code is ErrorCode.MCP_SERVER_START_TIMEOUT and err.value.server == "toy"
 
 
 async def test_malformed_schema_refuses_the_server_or_skips_the_tool():
     async with McpPool([toy("bad-schema")]) as pool:
         with pytest.raises(McpServerError) as err:
             await mcp_registry(pool)
-    assert err.value.code is McpErrorCode.BAD_SCHEMA and err.value.server == "toy"
+    assert err.value.code is ErrorCode.MCP_BAD_SCHEMA and err.value.server == "toy"
     assert "tool 'broken'" in str(err.value) and "properties.x.type" in str(err.value)
     async with McpPool([toy("bad-schema", skip_invalid_tools=True)]) as pool:
         _registry, mapping = await mcp_registry(pool)
