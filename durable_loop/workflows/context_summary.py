@@ -16,12 +16,13 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.core import names
+    from durable_loop.core.activity_refs import SUMMARIZE_CONTEXT
     from durable_loop.core.config import RuntimeConfig
-    from durable_loop.core.contracts import LlmTurnOutput, SummarizeInput, SummarizeOutput
+    from durable_loop.core.contracts import LlmTurnOutput, SummarizeInput
     from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.errors import ErrorCode
     from durable_loop.core.messages import Usage
+from durable_loop.workflows.activity_calls import run_activity
 
 
 class SummaryState(Protocol):
@@ -58,10 +59,9 @@ class ContextSummaries:
             summary_seq=take_seq(),
         )
         try:
-            out = await workflow.execute_activity(
-                names.SUMMARIZE_CONTEXT,
+            out = await run_activity(
+                SUMMARIZE_CONTEXT,
                 inp,
-                result_type=SummarizeOutput,
                 start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
                 retry_policy=RetryPolicy(
                     initial_interval=endpoint.retry.initial_interval(),

@@ -17,11 +17,10 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from durable_loop.core.activity_refs import FACTS_COMMIT_REF, PROPOSAL_CLOSE_REF
     from durable_loop.core.config import WorkspaceSettings
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.proposals import (
-        FACTS_COMMIT,
-        PROPOSAL_CLOSE,
         QUERY_PROPOSALS,
         SIGNAL_DECIDE,
         UPDATE_DECIDE,
@@ -36,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         SettleVerdict,
     )
 
+from durable_loop.workflows.activity_calls import run_activity
 from durable_loop.workflows.refusals import refuse
 
 DECIDED_KEPT = 64
@@ -201,10 +201,9 @@ class ProposalBook:
             session_id=self.session_id,
         )
         try:
-            out = await workflow.execute_activity(
-                FACTS_COMMIT if verdict == "confirm" else PROPOSAL_CLOSE,
+            out = await run_activity(
+                FACTS_COMMIT_REF if verdict == "confirm" else PROPOSAL_CLOSE_REF,
                 inp,
-                result_type=SettleOutput,
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=SETTLE_RETRY,
                 summary=f"{verdict} {proposal.proposal_id}",

@@ -25,7 +25,7 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
 
-    from durable_loop.core import names
+    from durable_loop.core.activity_refs import ROUTER_ANSWER, ROUTER_STEP
     from durable_loop.core.canonical_json import (
         arguments_fingerprint,
         canonical_dumps,
@@ -47,7 +47,6 @@ with workflow.unsafe.imports_passed_through():
         AnswerMode,
         RepairNote,
         RouterAnswerInput,
-        RouterAnswerOutput,
         RouterStepInput,
         RouterStepOutput,
     )
@@ -60,6 +59,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from durable_loop.core.tools import ToolSpec
 
+from durable_loop.workflows.activity_calls import run_activity
 from durable_loop.workflows.tool_loop import (
     LLM_NON_RETRYABLE,
     MessageLoop,
@@ -182,10 +182,9 @@ class RouterPipeline(MessageLoop):
             options=self._options(),
         )
         try:
-            out = await workflow.execute_activity(
-                names.ROUTER_STEP,
+            out = await run_activity(
+                ROUTER_STEP,
                 inp,
-                result_type=RouterStepOutput,
                 start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
                 retry_policy=retry_policy(endpoint.retry, LLM_NON_RETRYABLE),
                 summary=f"{'router' if kind == 'route' else 'executor'}: {endpoint.model}",
@@ -263,10 +262,9 @@ class RouterPipeline(MessageLoop):
             trace=self.trace,
         )
         try:
-            out = await workflow.execute_activity(
-                names.ROUTER_ANSWER,
+            out = await run_activity(
+                ROUTER_ANSWER,
                 inp,
-                result_type=RouterAnswerOutput,
                 start_to_close_timeout=timedelta(seconds=self.endpoint.timeout_s + 15),
                 retry_policy=retry_policy(self.endpoint.retry, LLM_NON_RETRYABLE),
                 summary=f"answer ({mode}): {self.endpoint.model if uses_model else 'no model'}",

@@ -16,6 +16,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
+    from durable_loop.core.activity_refs import LIST_TOOLS
     from durable_loop.core.config import LoopStrategy
     from durable_loop.core.contracts import (
         CarriedState,
@@ -28,7 +29,6 @@ with workflow.unsafe.imports_passed_through():
         SwitchModelRequest,
         SwitchModelResult,
         TailRequest,
-        ToolCatalogOutput,
         TranscriptTail,
         UserMessage,
     )
@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.messages import Usage
     from durable_loop.core.tools import ToolCatalog
 
+from durable_loop.workflows.activity_calls import run_local_activity
 from durable_loop.workflows.model_routing import switch_result, switched_settings, validate_switch
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.refusals import refuse
@@ -115,10 +116,9 @@ class SessionWorkflow(ProposalHandlers):
                     workflow.continue_as_new(self._carry(inp))
 
     async def _load_catalog(self) -> ToolCatalog:
-        out = await workflow.execute_local_activity(
-            names.LIST_TOOLS,
+        out = await run_local_activity(
+            LIST_TOOLS,
             ListToolsInput(session_id=self._session_id),
-            result_type=ToolCatalogOutput,
             start_to_close_timeout=timedelta(seconds=30),
         )
         return out.catalog

@@ -14,7 +14,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.core import names
+    from durable_loop.core.activity_refs import LLM_TURN, WRITE_MESSAGES
     from durable_loop.core.config import SessionSettings, ToolUseMode
     from durable_loop.core.contracts import (
         AppendItem,
@@ -27,7 +27,6 @@ with workflow.unsafe.imports_passed_through():
         ToolRunOutput,
         TranscriptRef,
         WriteMessagesInput,
-        WriteMessagesOutput,
     )
     from durable_loop.core.dedup import dedupe_plan, record_result
     from durable_loop.core.envelope import Envelope
@@ -38,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.retry import RetrySettings
     from durable_loop.core.tools import ToolCatalog, visible_tool_names
 
+from durable_loop.workflows.activity_calls import run_activity, run_local_activity
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error
 from durable_loop.workflows.proposals import ProposalBook
@@ -196,10 +196,9 @@ class MessageLoop:
         if not self.appends:
             return
         pending, self.appends = self.appends, []
-        await workflow.execute_local_activity(
-            names.WRITE_MESSAGES,
+        await run_local_activity(
+            WRITE_MESSAGES,
             WriteMessagesInput(session_id=self.session_id, appends=pending),
-            result_type=WriteMessagesOutput,
             start_to_close_timeout=timedelta(seconds=30),
         )
 
@@ -265,10 +264,9 @@ class MessageLoop:
     async def _call_llm(self, inp: LlmTurnInput) -> LlmTurnOutput:
         endpoint = inp.endpoint
         after = f" (fallback after {', '.join(inp.fallback_from)})" if inp.fallback_from else ""
-        return await workflow.execute_activity(
-            names.LLM_TURN,
+        return await run_activity(
+            LLM_TURN,
             inp,
-            result_type=LlmTurnOutput,
             start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
             heartbeat_timeout=heartbeat_timeout(self.config),
             retry_policy=retry_policy(endpoint.retry, LLM_NON_RETRYABLE),

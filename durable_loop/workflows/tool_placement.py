@@ -18,9 +18,11 @@ from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
+    from durable_loop.core.activity_refs import RUN_LONG_TOOL, RUN_TOOL
     from durable_loop.core.config import RuntimeConfig
     from durable_loop.core.contracts import ToolRunInput, ToolRunOutput
     from durable_loop.core.tools import ToolSpec
+from durable_loop.workflows.activity_calls import run_activity, run_local_activity
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0
 SCHEDULING_SLACK_S = 10.0
@@ -43,10 +45,9 @@ async def run_tool_activity(
     start_to_close = timedelta(seconds=timeout_s + SCHEDULING_SLACK_S)
     summary = f"tool: {spec.name}"
     if spec.local:
-        return await workflow.execute_local_activity(
-            names.RUN_TOOL,
+        return await run_local_activity(
+            RUN_TOOL,
             inp,
-            result_type=ToolRunOutput,
             start_to_close_timeout=start_to_close,
             retry_policy=retry,
             summary=summary,
@@ -54,10 +55,9 @@ async def run_tool_activity(
     if spec.long_running:
         configured = config.heartbeat_timeout_s if config else None
         heartbeat = spec.heartbeat_timeout_s or configured or DEFAULT_HEARTBEAT_TIMEOUT_S
-        return await workflow.execute_activity(
-            names.RUN_LONG_TOOL,
+        return await run_activity(
+            RUN_LONG_TOOL,
             inp,
-            result_type=ToolRunOutput,
             task_queue=spec.task_queue or names.long_running_queue(workflow.info().task_queue),
             start_to_close_timeout=start_to_close,
             heartbeat_timeout=timedelta(seconds=heartbeat),
@@ -65,10 +65,9 @@ async def run_tool_activity(
             cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
             summary=f"{summary} (long-running)",
         )
-    return await workflow.execute_activity(
-        names.RUN_TOOL,
+    return await run_activity(
+        RUN_TOOL,
         inp,
-        result_type=ToolRunOutput,
         task_queue=spec.task_queue,
         start_to_close_timeout=start_to_close,
         heartbeat_timeout=heartbeat_timeout(config) if config else None,
