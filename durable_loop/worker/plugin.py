@@ -29,6 +29,7 @@ from durable_loop.activities.summarize import SummaryActivities
 from durable_loop.activities.tools import ToolActivities
 from durable_loop.activities.workspace import WorkspaceActivities
 from durable_loop.client.connect import data_converter_for
+from durable_loop.core.errors import ConfigError
 from durable_loop.store.workspace import WorkspaceStore
 from durable_loop.worker.deps import WorkerDeps
 from durable_loop.workflows.registered import WORKFLOWS
@@ -157,7 +158,7 @@ class DurableLoopPlugin(SimplePlugin):
                 if isinstance(p, DurableLoopPlugin) and p is not self and p.deps is not None
             ]
             if on_client:
-                raise ValueError(
+                raise ConfigError(
                     "DurableLoopPlugin with deps is given to both the client and the worker "
                     "(build_worker adds one): the client's already brings durable-loop's "
                     "workflows and activities to every worker built on it; give the client "
@@ -175,7 +176,7 @@ class DurableLoopPlugin(SimplePlugin):
 def _require_pydantic(client: Client) -> None:
     converter = client.data_converter.payload_converter_class
     if not issubclass(converter, PydanticPayloadConverter):
-        raise ValueError(
+        raise ConfigError(
             "DurableLoopPlugin: the worker's client does not use durable-loop's data converter "
             f"(its payload converter is {converter.__name__}); give the plugin to "
             "Client.connect(..., plugins=[...]) instead of (or as well as) the Worker, or "
