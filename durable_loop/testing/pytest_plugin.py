@@ -52,13 +52,20 @@ async def start_test_environment() -> WorkflowEnvironment:
     )
 
 
-@pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+@asynccontextmanager
+async def running_test_environment() -> AsyncIterator[WorkflowEnvironment]:
+    """A test environment of the kind ``DURABLE_LOOP_TEST_SERVER`` names, shut down after."""
     env = await start_test_environment()
     try:
         yield env
     finally:
         await env.shutdown()
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    async with running_test_environment() as env:
+        yield env
 
 
 @pytest.fixture(scope="session")

@@ -10,13 +10,10 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
-from durable_loop.testing.pytest_plugin import start_test_environment
+from durable_loop.testing.pytest_plugin import running_test_environment
 
 
 @pytest_asyncio.fixture(scope="package", loop_scope="session")
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await start_test_environment()
-    try:
+    async with running_test_environment() as env:
         yield env
-    finally:
-        await env.shutdown()
