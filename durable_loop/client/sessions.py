@@ -16,7 +16,7 @@ from durable_loop.client.search_attributes import registered
 from durable_loop.client.streaming import StreamEvent, send_streaming
 from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.models import Trace
-from durable_loop.client.update_retry import new_message_id, until_admitted
+from durable_loop.client.update_retry import message_update_id, new_message_id, until_admitted
 from durable_loop.core import names
 from durable_loop.core.catalog import refuse_unreliable_enforced
 from durable_loop.core.config import SessionSettings
@@ -139,7 +139,7 @@ class SessionClient:
             lambda: self.handle(session_id).execute_update(
                 names.UPDATE_SEND_MESSAGE,
                 UserMessage(text=text, message_id=message_id),
-                id=message_id,
+                id=message_update_id(message_id, text),
                 result_type=RunResult,
             )
         )
@@ -172,7 +172,7 @@ class SessionClient:
                 names.UPDATE_SEND_MESSAGE,
                 UserMessage(text=text, message_id=message_id),
                 start_workflow_operation=start,
-                id=message_id,
+                id=message_update_id(message_id, text),
                 result_type=RunResult,
             )
 

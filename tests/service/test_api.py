@@ -253,3 +253,24 @@ async def test_streamed_message_forwards_reply_text(loop_worker, scripted_llm, s
     assert "".join(texts) == "It is five."
     assert events[-1][0] == "result"
     assert events[-1][1]["result"]["reply"] == "It is five."
+
+
+async def test_an_idempotency_key_reused_for_another_body_is_a_coded_conflict(
+    loop_worker, scripted_llm, service
+):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.text("first reply"), reply.text("never sent")])
+    async with loop_worker() as w, service(w) as http:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        url = f"/v1/sessions/{sid}/messages"
+        keyed = {**ALICE, "Idempotency-Key": "order-43"}
+        first = await http.post(url, json={"text": "pay 10"}, headers=keyed)
+        reused = await http.post(url, json={"text": "pay 99"}, headers=keyed)
+        replay = await http.post(url, json={"text": "pay 10"}, headers=keyed)
+        status = await w.sessions.status(sid)
+    assert first.status_code == replay.status_code == 200, first.text
+    assert first.json() == replay.json()
+    assert (reused.status_code, code_of(reused)) == (409, "IDEMPOTENCY_KEY_REUSED")
+    assert "another text" in reused.json()["error"]["message"]
+    assert status.messages_done == 1
+    assert len(scripted_llm.requests(model)) == 1
