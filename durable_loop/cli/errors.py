@@ -12,6 +12,7 @@ import pydantic
 
 from durable_loop.cli.binaries import MissingBinary
 from durable_loop.core.errors import ConfigError, DurableLoopError, ErrorCode, coded_text
+from durable_loop.core.validation_text import fields_text
 
 EXIT_BAD_INPUT = 2
 SERVER_HINT = "start one with `durable-loop server` or set TEMPORAL_ADDRESS"
@@ -32,10 +33,7 @@ def _text(message: str) -> str:
 
 
 def validation_message(err: pydantic.ValidationError) -> str:
-    first = err.errors()[0]
-    path = ".".join(str(part) for part in first["loc"]) or err.title
-    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
-    return f"{path}: {first['msg']}{more}"
+    return fields_text(err.errors(), root=err.title)
 
 
 def namespace_missing(message: str) -> bool:

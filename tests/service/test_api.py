@@ -274,3 +274,17 @@ async def test_an_idempotency_key_reused_for_another_body_is_a_coded_conflict(
     assert "another text" in reused.json()["error"]["message"]
     assert status.messages_done == 1
     assert len(scripted_llm.requests(model)) == 1
+
+
+async def test_a_422_names_every_invalid_field(loop_worker, service):
+    async with loop_worker() as w, service(w) as http:
+        answer = await http.post(
+            f"/v1/sessions/{unique('s')}/messages",
+            json={"txt": "hi", "settings": {"llm": {"timeout_s": -1}}},
+            headers=ALICE,
+        )
+    assert (answer.status_code, code_of(answer)) == (422, "INVALID_REQUEST")
+    message = answer.json()["error"]["message"]
+    for field in ("text: Field required", "txt: Extra inputs", "settings.llm.model", "timeout_s"):
+        assert field in message, message
+    assert "more)" not in message
