@@ -14,6 +14,7 @@ from temporalio.service import RPCError
 from durable_loop.client.proposals import ProposalClient
 from durable_loop.client.search_attributes import registered
 from durable_loop.client.streaming import StreamEvent, send_streaming
+from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.models import Trace
 from durable_loop.client.update_retry import message_update_id, new_message_id, until_admitted
@@ -362,11 +363,19 @@ class SessionClient:
     # ------------------------------------------------------------------ trace
 
     async def trace(
-        self, session_id: str, *, db_url: str | None = None, ui_url: str | None = None
+        self,
+        session_id: str,
+        *,
+        db_url: str | None = None,
+        ui_url: str | None = None,
+        args_chars: int | None = ARGS_CHARS,
     ) -> Trace:
         """Every turn of the session from history (every run) plus, with ``db_url``, the
-        transcript store."""
-        return await load_trace(self.client, session_id, db_url=db_url, ui_url=ui_url)
+        transcript store (which also gives each call's arguments, cut at ``args_chars``;
+        None: whole)."""
+        return await load_trace(
+            self.client, session_id, db_url=db_url, ui_url=ui_url, args_chars=args_chars
+        )
 
 
 async def _registered(client: Client) -> bool:

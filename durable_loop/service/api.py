@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Header, Path, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 
+from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import StoreMissing
 from durable_loop.client.trace.models import Trace
 from durable_loop.core import names
@@ -210,9 +211,13 @@ async def decide(
 
 
 @router.get("/sessions/{session_id}/trace", tags=["trace"])
-async def session_trace(session_id: SessionId, deps: Deps) -> Trace:
-    """Every turn: latency, model, tool calls and results, tokens (history + store)."""
+async def session_trace(session_id: SessionId, deps: Deps, full_args: bool = False) -> Trace:
+    """Every turn: latency, model, tool calls with their arguments (cut at 200 characters
+    unless ``full_args``) and results, tokens (history + store)."""
+    args_chars = None if full_args else ARGS_CHARS
     try:
-        return await deps.sessions.trace(session_id, db_url=deps.db_url, ui_url=deps.ui_url)
+        return await deps.sessions.trace(
+            session_id, db_url=deps.db_url, ui_url=deps.ui_url, args_chars=args_chars
+        )
     except StoreMissing:
         return await deps.sessions.trace(session_id, ui_url=deps.ui_url)

@@ -13,6 +13,7 @@ from tests.conftest import settings_for, unique
 from tests.service.conftest import ALICE, BOB
 from tests.workflows.proposal_kit import day
 from tests.workflows.test_smoke import calculator
+from tests.workflows.toolkit import ToolLog, recording_tools
 
 
 def code_of(response) -> str:
@@ -288,3 +289,23 @@ async def test_a_422_names_every_invalid_field(loop_worker, service):
     for field in ("text: Field required", "txt: Extra inputs", "settings.llm.model", "timeout_s"):
         assert field in message, message
     assert "more)" not in message
+
+
+async def test_the_trace_carries_call_arguments_whole_on_request(
+    loop_worker, scripted_llm, service
+):
+    model, sid = unique("m"), unique("s")
+    label = "needle " + "y" * 300
+    scripted_llm.script(
+        model, [reply.tool_call("nap", {"label": label, "seconds": 0}), reply.text("ok")]
+    )
+    async with loop_worker(recording_tools(ToolLog())) as w, service(w) as http:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        await w.sessions.send(sid, "nap")
+        url = f"/v1/sessions/{sid}/trace"
+        bounded = (await http.get(url, headers=ALICE)).json()
+        whole = (await http.get(url, params={"full_args": "true"}, headers=ALICE)).json()
+    cut = bounded["turns"][0]["calls"][0]["arguments"]
+    assert cut["truncated"] and len(cut["text"]) == 200 and "needle" in cut["text"]
+    full = whole["turns"][0]["calls"][0]["arguments"]
+    assert not full["truncated"] and json.loads(full["text"])["label"] == label

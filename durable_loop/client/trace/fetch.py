@@ -14,6 +14,7 @@ from temporalio.client import Client
 from temporalio.converter import DataConverter, PayloadCodec
 
 from durable_loop.client.history import fetch_histories
+from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.builder import build_trace
 from durable_loop.client.trace.decode import decode_run
 from durable_loop.client.trace.models import Trace
@@ -52,7 +53,10 @@ async def load_trace(
     *,
     db_url: str | None,
     ui_url: str | None = None,
+    args_chars: int | None = ARGS_CHARS,
 ) -> Trace:
+    """``args_chars``: characters of each call's arguments (from the store) to show;
+    None shows them whole."""
     workflow_id = names.session_workflow_id(session_id)
     histories = await fetch_histories(client, workflow_id)
     for history in histories:
@@ -66,6 +70,7 @@ async def load_trace(
         stored,
         namespace=client.namespace,
         ui_url=ui_url,
+        args_chars=args_chars,
     )
 
 
