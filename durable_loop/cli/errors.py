@@ -7,6 +7,8 @@ from the libraries underneath. Anything it does not know keeps its traceback, on
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pydantic
 
@@ -34,6 +36,31 @@ def _text(message: str) -> str:
 
 def validation_message(err: pydantic.ValidationError) -> str:
     return fields_text(err.errors(), root=err.title)
+
+
+@contextmanager
+def reading_session(session_id: str, namespace: str, *, store_hint: str = "") -> Iterator[None]:
+    """Around reading a session from history and the store: no store file and no such
+    workflow become STORE_NOT_FOUND and SESSION_NOT_FOUND."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from durable_loop.client.trace.fetch import StoreMissing
+
+    try:
+        yield
+    except StoreMissing as err:
+        raise CliError(
+            ErrorCode.STORE_NOT_FOUND,
+            f"no transcript store at {err}: pass --db-url (or set DURABLE_LOOP_DB_URL) to the "
+            f"worker's database{store_hint}",
+        ) from None
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND and not namespace_missing(err.message):
+            raise CliError(
+                ErrorCode.SESSION_NOT_FOUND,
+                f"no workflow session-{session_id} in namespace {namespace}",
+            ) from None
+        raise
 
 
 def namespace_missing(message: str) -> bool:

@@ -18,6 +18,7 @@ from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.models import Trace
 from durable_loop.client.update_retry import message_update_id, new_message_id, until_admitted
+from durable_loop.client.workspace import session_workspace_id
 from durable_loop.core import names
 from durable_loop.core.catalog import refuse_unreliable_enforced
 from durable_loop.core.config import SessionSettings
@@ -359,6 +360,10 @@ class SessionClient:
             if execution.id.startswith(prefix):
                 found.append(execution.id.removeprefix(prefix))
         return found
+
+    async def workspace_id(self, session_id: str) -> str:
+        """The session's workspace id, from its start input (no worker needed)."""
+        return await session_workspace_id(self.client, session_id)
 
     # ------------------------------------------------------------------ trace
 

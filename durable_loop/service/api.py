@@ -8,13 +8,14 @@ import uuid
 from collections.abc import AsyncIterable
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Path, status
+from fastapi import APIRouter, Depends, Header, Path, Query, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 
 from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import StoreMissing
 from durable_loop.client.trace.models import Trace
+from durable_loop.client.workspace import AUDIT_ROWS, WorkspaceView
 from durable_loop.core import names
 from durable_loop.core.contracts import RunResult, SessionStatus
 from durable_loop.core.errors import ErrorCode
@@ -208,6 +209,15 @@ async def decide(
     return await deps.sessions.reject(
         session_id, proposal_id, identity, comment=body.comment, fingerprint=body.fingerprint
     )
+
+
+@router.get("/sessions/{session_id}/workspace", tags=["workspace"])
+async def session_workspace(
+    session_id: SessionId, deps: Deps, audit: Annotated[int, Query(ge=0, le=500)] = AUDIT_ROWS
+) -> WorkspaceView:
+    """The session's workspace: committed facts, draft, locks, version and the newest
+    ``audit`` audit rows (who changed what, from which proposal)."""
+    return await deps.workspace_view(session_id, audit)
 
 
 @router.get("/sessions/{session_id}/trace", tags=["trace"])

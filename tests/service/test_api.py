@@ -32,6 +32,7 @@ async def test_openapi_schema_lists_the_operations_and_bearer_auth(loop_worker, 
         "/v1/proposals",
         "/v1/sessions/{session_id}/proposals/{proposal_id}/decision",
         "/v1/sessions/{session_id}/trace",
+        "/v1/sessions/{session_id}/workspace",
     } <= paths
     assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
     message = schema["paths"]["/v1/sessions/{session_id}/messages"]["post"]
@@ -309,3 +310,33 @@ async def test_the_trace_carries_call_arguments_whole_on_request(
     assert cut["truncated"] and len(cut["text"]) == 200 and "needle" in cut["text"]
     full = whole["turns"][0]["calls"][0]["arguments"]
     assert not full["truncated"] and json.loads(full["text"])["label"] == label
+
+
+async def test_the_workspace_endpoint_shows_committed_facts_and_audit(
+    loop_worker, scripted_llm, temporal_env, service, ws
+):
+    async with loop_worker(workspace_tools(ws)) as w, service(w) as http:
+        _, sid, pending = await session_with_proposal(w, ws, scripted_llm, temporal_env)
+        decision = await http.post(
+            f"/v1/sessions/{sid}/proposals/{pending.proposal_id}/decision",
+            json={"verdict": "confirm", "comment": "fine"},
+            headers=ALICE,
+        )
+        url = f"/v1/sessions/{sid}/workspace"
+        view = await http.get(url, headers=ALICE)
+        newest = await http.get(url, params={"audit": 1}, headers=ALICE)
+        unknown = await http.get(f"/v1/sessions/{unique('nope')}/workspace", headers=ALICE)
+        unauthenticated = await http.get(url)
+    assert decision.status_code == 200, decision.text
+    assert view.status_code == 200, view.text
+    body = view.json()
+    assert body["workspace_id"] == sid and body["exists"] is True
+    assert body["facts"] == {"title": "New title", "tags": ["draft", "reviewed"]}
+    assert body["facts_version"] == 1 and body["version"] >= 2 and body["locks"] == []
+    committed = [a for a in body["audit"] if a["target"] == "facts"]
+    assert {(a["actor"], a["proposal_id"], a["comment"]) for a in committed} == {
+        ("alice", pending.proposal_id, "fine")
+    }
+    assert [(a["target"], a["op"]) for a in newest.json()["audit"]] == [("proposal", "confirm")]
+    assert (unknown.status_code, code_of(unknown)) == (404, "SESSION_NOT_FOUND")
+    assert unauthenticated.status_code == 401

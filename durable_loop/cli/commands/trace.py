@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace
-from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     from durable_loop.client.trace.models import Trace
@@ -56,14 +55,12 @@ def trace(
 async def _load(
     session_id: str, settings: WorkerSettings, *, use_store: bool, args_chars: int | None
 ) -> Trace:
-    from temporalio.service import RPCError, RPCStatusCode
-
-    from durable_loop.cli.errors import CliError, namespace_missing
+    from durable_loop.cli.errors import reading_session
     from durable_loop.client.connect import connect
-    from durable_loop.client.trace.fetch import StoreMissing, load_trace
+    from durable_loop.client.trace.fetch import load_trace
 
     client = await connect(settings.temporal)
-    try:
+    with reading_session(session_id, settings.temporal.namespace, store_hint=", or --no-store"):
         return await load_trace(
             client,
             session_id,
@@ -71,19 +68,6 @@ async def _load(
             ui_url=settings.temporal.ui_url(),
             args_chars=args_chars,
         )
-    except StoreMissing as err:
-        raise CliError(
-            ErrorCode.STORE_NOT_FOUND,
-            f"no transcript store at {err}: pass --db-url (or set DURABLE_LOOP_DB_URL) to the "
-            "worker's database, or --no-store",
-        ) from None
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND and not namespace_missing(err.message):
-            raise CliError(
-                ErrorCode.SESSION_NOT_FOUND,
-                f"no workflow session-{session_id} in namespace {settings.temporal.namespace}",
-            ) from None
-        raise
 
 
 if TYPE_CHECKING:

@@ -33,13 +33,19 @@ class StoreMissing(DurableLoopError, FileNotFoundError):
         self.path = path
 
 
-async def fetch_messages(db_url: str, session_id: str) -> list[StoredMessage]:
-    """Read the transcript without creating or migrating anything."""
+def require_store(db_url: str) -> None:
+    """Raise StoreMissing for a local SQLite file that is not there (reading would create
+    an empty one)."""
     url = make_url(db_url)
     database = url.database or ""
     local = url.get_backend_name() == "sqlite" and database not in ("", ":memory:")
     if local and not Path(database).exists():
         raise StoreMissing(database)
+
+
+async def fetch_messages(db_url: str, session_id: str) -> list[StoredMessage]:
+    """Read the transcript without creating or migrating anything."""
+    require_store(db_url)
     store = TranscriptStore(async_engine(db_url))
     try:
         return await store.read(session_id)
