@@ -31,7 +31,7 @@ def document_table(title: str, document: dict[str, JsonValue], locks: list[str])
 
 def audit_table(view: WorkspaceView) -> Table:
     table = Table(title=f"audit (newest {len(view.audit)})", title_justify="left")
-    for column in ("version", "when", "actor", "change", "proposal", "comment"):
+    for column in ("version", "when (UTC)", "actor", "change", "proposal", "comment"):
         table.add_column(column)
     for row in view.audit:
         value = "" if row.value is None else f" = {_json(row.value)}"
