@@ -3,24 +3,15 @@ committed facts, locks, version and audit rows."""
 
 from __future__ import annotations
 
-import pytest_asyncio
-
 from durable_loop.service import ServiceDeps
 from durable_loop.service.auth import TokenBook
 from durable_loop.store.workspace import ChangeSource
 from durable_loop.tools.workspace import workspace_tools
-from tests.browser.conftest import artifact, live_service
-from tests.client.kit import session_with_proposal, workspace_store
+from tests.browser.conftest import artifact, live_service, signed_in
+from tests.client.kit import session_with_proposal
 from tests.conftest import unique
 
 TOKENS = {"alice-token-0001": "alice"}
-
-
-@pytest_asyncio.fixture
-async def ws(store_url):
-    store = workspace_store(store_url)
-    yield store
-    await store.close()
 
 
 async def test_the_workspace_page_shows_facts_locks_and_audit(
@@ -35,10 +26,8 @@ async def test_the_workspace_page_shows_facts_locks_and_audit(
         await ws.set_lock(sid, "/tags", ChangeSource(actor="bob", actor_kind="human"))
         deps = ServiceDeps(sessions=w.sessions, tokens=TokenBook(TOKENS), workspace=ws)
         async with live_service(deps) as base:
-            page = await browser.new_page(viewport={"width": 1100, "height": 900})
-            await page.goto(f"{base}/ui/approvals")
-            await page.fill("#token", "alice-token-0001")
-            await page.click("button:has-text('Sign in')")
+            viewport = {"width": 1100, "height": 900}
+            page = await signed_in(browser, base, "alice-token-0001", viewport=viewport)
             card = page.locator(f"[data-proposal-id='{pending.proposal_id}']")
             await card.locator("[data-testid=workspace-link]").click()
 

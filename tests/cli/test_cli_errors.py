@@ -173,35 +173,25 @@ def address_of(env) -> str:
     return env.client.service_client.config.target_host
 
 
-async def test_missing_api_key_names_the_variable(loop_worker, scripted_llm, temporal_env):
+@pytest.mark.parametrize("as_json", [[], ["--json"]], ids=["text", "json"])
+async def test_missing_api_key_names_the_variable(loop_worker, scripted_llm, temporal_env, as_json):
     model, sid = unique("m"), unique("s")
     async with loop_worker() as w:
         w.sessions.started_workflow_ids.add(names.session_workflow_id(sid))
         result = await asyncio.to_thread(
             run,
             "send", sid, "hi", "--model", model, "--base-url", scripted_llm.base_url,
-            "--api-key-env", "DL_TEST_NOT_SET_KEY",
+            "--api-key-env", "DL_TEST_NOT_SET_KEY", *as_json,
             "--address", address_of(temporal_env), "--task-queue", w.task_queue,
         )  # fmt: skip
     assert_one_line(result, "CONFIG_ERROR", "missing API key", "set DL_TEST_NOT_SET_KEY")
     assert scripted_llm.requests(model) == []
-
-
-async def test_send_json_prints_the_failed_result(loop_worker, scripted_llm, temporal_env):
-    model, sid = unique("m"), unique("s")
-    async with loop_worker() as w:
-        w.sessions.started_workflow_ids.add(names.session_workflow_id(sid))
-        result = await asyncio.to_thread(
-            run,
-            "send", sid, "hi", "--model", model, "--base-url", scripted_llm.base_url,
-            "--api-key-env", "DL_TEST_NOT_SET_KEY", "--json",
-            "--address", address_of(temporal_env), "--task-queue", w.task_queue,
-        )  # fmt: skip
-    assert_one_line(result, "CONFIG_ERROR", "set DL_TEST_NOT_SET_KEY")
-    printed = json.loads(result.stdout)
-    assert printed["status"] == "failed"
-    assert printed["error"]["code"] == "CONFIG_ERROR"
-    assert "DL_TEST_NOT_SET_KEY" in printed["error"]["message"]
+    if as_json:  # the failed RunResult the workflow recorded
+        printed = json.loads(result.stdout)
+        assert (printed["status"], printed["error"]["code"]) == ("failed", "CONFIG_ERROR")
+        assert "DL_TEST_NOT_SET_KEY" in printed["error"]["message"]
+    else:
+        assert result.stdout == ""
 
 
 async def test_a_reused_message_id_is_refused_with_its_code(

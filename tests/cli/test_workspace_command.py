@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest_asyncio
 from typer.testing import CliRunner
 
 from durable_loop.client.workspace import WorkspaceView
@@ -13,15 +12,8 @@ from durable_loop.console import app
 from durable_loop.store.workspace import ChangeSource
 from durable_loop.tools.workspace import workspace_tools
 from tests.cli.test_cli_errors import assert_one_line
-from tests.client.kit import session_with_proposal, workspace_store
+from tests.client.kit import session_with_proposal
 from tests.conftest import unique
-
-
-@pytest_asyncio.fixture
-async def ws(store_url):
-    store = workspace_store(store_url)
-    yield store
-    await store.close()
 
 
 async def invoke(*args: str):

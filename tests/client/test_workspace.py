@@ -3,21 +3,11 @@ needed), the audit rows are the newest ones, oldest first."""
 
 from __future__ import annotations
 
-import pytest_asyncio
-
 from durable_loop.client.workspace import document_rows, load_workspace, read_workspace
 from durable_loop.core.config import WorkspaceSettings
 from durable_loop.store.workspace import ChangeSource
 from durable_loop.testing import reply
-from tests.client.kit import workspace_store
 from tests.conftest import settings_for, unique
-
-
-@pytest_asyncio.fixture
-async def ws(store_url):
-    store = workspace_store(store_url)
-    yield store
-    await store.close()
 
 
 async def test_the_workspace_id_is_the_sessions_setting(loop_worker, scripted_llm):
