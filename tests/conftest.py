@@ -1,12 +1,17 @@
-"""Shared test helpers. Fixtures come from the durable_loop pytest plugin."""
+"""Shared test helpers. Fixtures come from the durable_loop pytest plugin, except ``ws``."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+
+import pytest_asyncio
 
 from durable_loop.core.config import RuntimeConfig, SessionSettings
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.retry import RetrySettings
+from durable_loop.store import StoreConfig
+from durable_loop.store.workspace import WorkspaceStore, open_workspace_store
 from durable_loop.testing import ScriptedLLM
 
 FAST_RETRY = RetrySettings(initial_interval_s=0.1, maximum_interval_s=1.0, maximum_attempts=3)
@@ -37,3 +42,11 @@ def settings_for(
         runtime=runtime or RuntimeConfig(),
         system_prompt=system_prompt,
     )
+
+
+@pytest_asyncio.fixture
+async def ws(store_url: str) -> AsyncIterator[WorkspaceStore]:
+    """A workspace store on the test's database (the one ``loop_worker`` uses)."""
+    store = open_workspace_store(StoreConfig(url=store_url))
+    yield store
+    await store.close()

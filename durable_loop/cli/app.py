@@ -25,6 +25,7 @@ from durable_loop.cli.commands import (
     server,
     trace,
     worker,
+    workspace,
 )
 from durable_loop.cli.errors import EXIT_BAD_INPUT, explain
 from durable_loop.cli.local_llm import local_llm_command
@@ -58,6 +59,7 @@ app.command("server")(server.server)
 app.command("worker")(worker.worker)
 app.command("send")(send.send)
 app.command("trace")(trace.trace)
+app.command("workspace")(workspace.workspace)
 app.command("serve")(serve.serve)
 app.command("chat")(chat.chat)
 app.command("local-llm")(local_llm_command)

@@ -7,11 +7,14 @@ from the libraries underneath. Anything it does not know keeps its traceback, on
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pydantic
 
 from durable_loop.cli.binaries import MissingBinary
 from durable_loop.core.errors import ConfigError, DurableLoopError, ErrorCode, coded_text
+from durable_loop.core.validation_text import fields_text
 
 EXIT_BAD_INPUT = 2
 SERVER_HINT = "start one with `durable-loop server` or set TEMPORAL_ADDRESS"
@@ -32,10 +35,32 @@ def _text(message: str) -> str:
 
 
 def validation_message(err: pydantic.ValidationError) -> str:
-    first = err.errors()[0]
-    path = ".".join(str(part) for part in first["loc"]) or err.title
-    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
-    return f"{path}: {first['msg']}{more}"
+    return fields_text(err.errors(), root=err.title)
+
+
+@contextmanager
+def reading_session(session_id: str, namespace: str, *, store_hint: str = "") -> Iterator[None]:
+    """Around reading a session from history and the store: no store file and no such
+    workflow become STORE_NOT_FOUND and SESSION_NOT_FOUND."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from durable_loop.client.trace.fetch import StoreMissing
+
+    try:
+        yield
+    except StoreMissing as err:
+        raise CliError(
+            ErrorCode.STORE_NOT_FOUND,
+            f"no transcript store at {err}: pass --db-url (or set DURABLE_LOOP_DB_URL) to the "
+            f"worker's database{store_hint}",
+        ) from None
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND and not namespace_missing(err.message):
+            raise CliError(
+                ErrorCode.SESSION_NOT_FOUND,
+                f"no workflow session-{session_id} in namespace {namespace}",
+            ) from None
+        raise
 
 
 def namespace_missing(message: str) -> bool:

@@ -14,9 +14,11 @@ from temporalio.service import RPCError
 from durable_loop.client.proposals import ProposalClient
 from durable_loop.client.search_attributes import registered
 from durable_loop.client.streaming import StreamEvent, send_streaming
+from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.models import Trace
-from durable_loop.client.update_retry import new_message_id, until_admitted
+from durable_loop.client.update_retry import message_update_id, new_message_id, until_admitted
+from durable_loop.client.workspace import session_workspace_id
 from durable_loop.core import names
 from durable_loop.core.catalog import refuse_unreliable_enforced
 from durable_loop.core.config import SessionSettings
@@ -139,7 +141,7 @@ class SessionClient:
             lambda: self.handle(session_id).execute_update(
                 names.UPDATE_SEND_MESSAGE,
                 UserMessage(text=text, message_id=message_id),
-                id=message_id,
+                id=message_update_id(message_id, text),
                 result_type=RunResult,
             )
         )
@@ -172,7 +174,7 @@ class SessionClient:
                 names.UPDATE_SEND_MESSAGE,
                 UserMessage(text=text, message_id=message_id),
                 start_workflow_operation=start,
-                id=message_id,
+                id=message_update_id(message_id, text),
                 result_type=RunResult,
             )
 
@@ -359,14 +361,26 @@ class SessionClient:
                 found.append(execution.id.removeprefix(prefix))
         return found
 
+    async def workspace_id(self, session_id: str) -> str:
+        """The session's workspace id, from its start input (no worker needed)."""
+        return await session_workspace_id(self.client, session_id)
+
     # ------------------------------------------------------------------ trace
 
     async def trace(
-        self, session_id: str, *, db_url: str | None = None, ui_url: str | None = None
+        self,
+        session_id: str,
+        *,
+        db_url: str | None = None,
+        ui_url: str | None = None,
+        args_chars: int | None = ARGS_CHARS,
     ) -> Trace:
         """Every turn of the session from history (every run) plus, with ``db_url``, the
-        transcript store."""
-        return await load_trace(self.client, session_id, db_url=db_url, ui_url=ui_url)
+        transcript store (which also gives each call's arguments, cut at ``args_chars``;
+        None: whole)."""
+        return await load_trace(
+            self.client, session_id, db_url=db_url, ui_url=ui_url, args_chars=args_chars
+        )
 
 
 async def _registered(client: Client) -> bool:

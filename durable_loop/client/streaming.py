@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel
 from temporalio.client import WorkflowHandle, WorkflowUpdateStage
 
+from durable_loop.client.update_retry import message_update_id, new_message_id
 from durable_loop.core import names
 from durable_loop.core.contracts import RunResult, UserMessage
 from durable_loop.store.stream import StreamStore
@@ -40,10 +41,11 @@ async def send_streaming(
     poll_s: float = 0.05,
 ) -> AsyncIterator[StreamEvent]:
     after = await chunks.last_id(session_id)
+    message_id = message_id or new_message_id()
     update = await handle.start_update(
         names.UPDATE_SEND_MESSAGE,
         UserMessage(text=text, message_id=message_id),
-        id=message_id,
+        id=message_update_id(message_id, text),
         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
         result_type=RunResult,
     )

@@ -20,6 +20,8 @@ from typing import TypeVar
 from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
+from durable_loop.core.canonical_json import sha256_hex
+
 T = TypeVar("T")
 GIVE_UP_AFTER_S = 600.0
 BACKOFF_S = (0.5, 1.0, 2.0, 5.0)
@@ -35,6 +37,14 @@ def workflow_task_failing(err: RPCError) -> bool:
 
 def new_message_id() -> str:
     return str(uuid.uuid4())
+
+
+def message_update_id(message_id: str, text: str) -> str:
+    """The ``send_message`` Update's id: the message id and a digest of the text. The
+    server answers a repeated Update id with the first outcome without asking the
+    workflow, so a message id reused with another text needs another Update id for the
+    session's validator to see it (and refuse it: ``IDEMPOTENCY_KEY_REUSED``)."""
+    return f"{message_id}#{sha256_hex(text)[:16]}"
 
 
 async def until_admitted(

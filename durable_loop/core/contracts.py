@@ -141,6 +141,11 @@ class CarriedState(BaseModel):
     dedup: dict[str, int] = Field(
         default_factory=dict, description="name:args_sha256 -> result seq of deduplicated tools"
     )
+    message_digests: dict[str, str] = Field(
+        default_factory=dict,
+        description="message id -> sha256 of its text, for the ids carried (a reused id "
+        "with another text is refused)",
+    )
 
 
 class SessionInput(BaseModel):

@@ -8,12 +8,14 @@ import uuid
 from collections.abc import AsyncIterable
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Path, status
+from fastapi import APIRouter, Depends, Header, Path, Query, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 
+from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import StoreMissing
 from durable_loop.client.trace.models import Trace
+from durable_loop.client.workspace import AUDIT_ROWS, WorkspaceView
 from durable_loop.core import names
 from durable_loop.core.contracts import RunResult, SessionStatus
 from durable_loop.core.errors import ErrorCode
@@ -209,10 +211,23 @@ async def decide(
     )
 
 
+@router.get("/sessions/{session_id}/workspace", tags=["workspace"])
+async def session_workspace(
+    session_id: SessionId, deps: Deps, audit: Annotated[int, Query(ge=0, le=500)] = AUDIT_ROWS
+) -> WorkspaceView:
+    """The session's workspace: committed facts, draft, locks, version and the newest
+    ``audit`` audit rows (who changed what, from which proposal)."""
+    return await deps.workspace_view(session_id, audit)
+
+
 @router.get("/sessions/{session_id}/trace", tags=["trace"])
-async def session_trace(session_id: SessionId, deps: Deps) -> Trace:
-    """Every turn: latency, model, tool calls and results, tokens (history + store)."""
+async def session_trace(session_id: SessionId, deps: Deps, full_args: bool = False) -> Trace:
+    """Every turn: latency, model, tool calls with their arguments (cut at 200 characters
+    unless ``full_args``) and results, tokens (history + store)."""
+    args_chars = None if full_args else ARGS_CHARS
     try:
-        return await deps.sessions.trace(session_id, db_url=deps.db_url, ui_url=deps.ui_url)
+        return await deps.sessions.trace(
+            session_id, db_url=deps.db_url, ui_url=deps.ui_url, args_chars=args_chars
+        )
     except StoreMissing:
         return await deps.sessions.trace(session_id, ui_url=deps.ui_url)

@@ -9,8 +9,11 @@ from dataclasses import dataclass, field
 from fastapi import Request
 
 from durable_loop.client.sessions import SessionClient
+from durable_loop.client.workspace import WorkspaceView, read_workspace
+from durable_loop.core.errors import ErrorCode
 from durable_loop.service.auth import TokenBook
 from durable_loop.service.directory import SessionDirectory
+from durable_loop.service.errors import ApiError
 from durable_loop.store.stream import StreamStore
 from durable_loop.store.workspace import WorkspaceStore
 
@@ -39,6 +42,18 @@ class ServiceDeps:
 
     def __post_init__(self) -> None:
         self.directory = SessionDirectory(self.sessions)
+
+    async def workspace_view(self, session_id: str, audit_rows: int) -> WorkspaceView:
+        """The session's workspace from the service's store (its id from the session)."""
+        if self.workspace is None:
+            raise ApiError(
+                404, ErrorCode.STORE_NOT_FOUND, "this service has no store: start it with --db-url"
+            )
+        workspace_id = await self.sessions.workspace_id(session_id)
+        self.directory.remember(session_id)
+        return await read_workspace(
+            self.workspace, workspace_id, session_id=session_id, audit_rows=audit_rows
+        )
 
     def web_ui_link(self, workflow_id: str) -> str | None:
         if self.ui_url is None:

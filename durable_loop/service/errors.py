@@ -13,6 +13,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from durable_loop.client.proposals import ProposalNotPending
 from durable_loop.client.refusals import refusal_of
 from durable_loop.core.errors import ConfigError, DurableLoopError, ErrorCode
+from durable_loop.core.validation_text import fields_text
 
 
 class ErrorDetail(BaseModel):
@@ -87,9 +88,7 @@ def _validation_message(err: RequestValidationError) -> tuple[ErrorCode, str]:
         return ErrorCode.INVALID_JSON, f"the body is not valid JSON: {first.get('msg', '')}"
     if tuple(first.get("loc", ())) == ("body",) and isinstance(first.get("input"), bytes):
         return ErrorCode.INVALID_JSON, "the body must be a JSON object sent as application/json"
-    where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "body"
-    more = f" (and {len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
-    return ErrorCode.INVALID_REQUEST, f"{where}: {first.get('msg', 'invalid')}{more}"
+    return ErrorCode.INVALID_REQUEST, fields_text(err.errors(), skip=("body",))
 
 
 def install_handlers(app: FastAPI) -> None:

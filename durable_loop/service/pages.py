@@ -18,6 +18,7 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from durable_loop.client.proposals import ProposalNotPending
+from durable_loop.client.workspace import AUDIT_ROWS, document_rows
 from durable_loop.core.proposals import DecisionResult, Verdict
 from durable_loop.service.auth import COOKIE, page_identity
 from durable_loop.service.deps import ServiceDeps, deps_of
@@ -60,6 +61,27 @@ async def approvals(
         "error": {"code": error, "message": message or ""} if error else None,
     }
     return templates.TemplateResponse(request, "approvals.html", context)
+
+
+@router.get("/ui/sessions/{session_id}/workspace", response_class=HTMLResponse)
+async def workspace(request: Request, session_id: str, audit: int = AUDIT_ROWS) -> Response:
+    """The session's facts, draft, locks, version and newest audit rows."""
+    identity = page_identity(request)
+    if identity is None:
+        return templates.TemplateResponse(request, "login.html", {"failed": False})
+    context: dict[str, object] = {"identity": identity, "session_id": session_id}
+    try:
+        view = await deps_of(request).workspace_view(session_id, max(0, min(audit, 500)))
+    except (ApiError, RPCError) as err:
+        api = err if isinstance(err, ApiError) else from_rpc(err, session_id)
+        context["error"] = {"code": api.code, "message": api.message}
+        return templates.TemplateResponse(request, "workspace.html", context, api.status)
+    context |= {
+        "view": view,
+        "facts": document_rows(view.facts, view.locks),
+        "draft": document_rows(view.draft, view.locks),
+    }
+    return templates.TemplateResponse(request, "workspace.html", context)
 
 
 @router.post("/ui/login")

@@ -53,6 +53,12 @@ SNAPSHOT = select(WS).where(WS.c.workspace_id == bindparam("workspace_id"))
 AUDIT_LOG = (
     select(AUDIT).where(AUDIT.c.workspace_id == bindparam("workspace_id")).order_by(AUDIT.c.id)
 )
+AUDIT_RECENT = (
+    select(AUDIT)
+    .where(AUDIT.c.workspace_id == bindparam("workspace_id"))
+    .order_by(AUDIT.c.id.desc())
+    .limit(bindparam("limit"))
+)
 RECORDED = select(WRITES.c.result_json).where(WRITES.c.idempotency_key == bindparam("key"))
 
 
@@ -82,9 +88,15 @@ class WorkspaceStore:
     async def snapshot(self, workspace_id: str) -> Snapshot:
         return await self.db.read(lambda conn: read_snapshot(conn, workspace_id), inline=True)
 
-    async def audit(self, workspace_id: str) -> list[AuditEntry]:
+    async def audit(self, workspace_id: str, *, last: int | None = None) -> list[AuditEntry]:
+        """The audit log, oldest first; ``last``: only the newest ``last`` rows."""
+
         def work(conn: Connection) -> list[AuditEntry]:
-            rows = conn.execute(AUDIT_LOG, {"workspace_id": workspace_id}).all()
+            if last is None:
+                rows = conn.execute(AUDIT_LOG, {"workspace_id": workspace_id}).all()
+            else:
+                params = {"workspace_id": workspace_id, "limit": last}
+                rows = list(reversed(conn.execute(AUDIT_RECENT, params).all()))
             return [
                 AuditEntry(
                     **{k: v for k, v in r._mapping.items() if k not in ("id", "value_json")},

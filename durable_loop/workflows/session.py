@@ -37,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.activity_calls import run_local_activity
+from durable_loop.workflows.message_bodies import MessageBodies
 from durable_loop.workflows.model_routing import switch_result, switched_settings, validate_switch
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.refusals import refuse
@@ -63,6 +64,10 @@ class SessionWorkflow(ProposalHandlers):
         self._run_index = carried.run_index
         self._queue: list[UserMessage] = list(carried.queue)
         self._results: dict[str, RunResult] = {r.message_id: r for r in carried.recent_results}
+        self._bodies = MessageBodies(carried.message_digests)
+        for queued in self._queue:
+            if queued.message_id:
+                self._bodies.remember(queued.message_id, queued.text)
         self._in_progress: str | None = None
         self._closing: str | None = None
         self._proposals = ProposalBook(inp.session_id, inp.settings.workspace, carried.proposals)
@@ -127,6 +132,7 @@ class SessionWorkflow(ProposalHandlers):
         self._results[result.message_id] = result
         while len(self._results) > RECENT_RESULTS_KEPT:
             self._results.pop(next(iter(self._results)))
+        self._bodies.retain([*self._results, *self._queued_ids()])
 
     def _should_continue_as_new(self) -> bool:
         info = workflow.info()
@@ -134,6 +140,7 @@ class SessionWorkflow(ProposalHandlers):
         return info.is_continue_as_new_suggested() or info.get_current_history_length() > limit
 
     def _carry(self, inp: SessionInput) -> SessionInput:
+        recent = list(self._results.values())[-8:]
         carried = CarriedState(
             next_seq=self._cursor.next_seq,
             turn_index=self._cursor.turn_index,
@@ -141,10 +148,11 @@ class SessionWorkflow(ProposalHandlers):
             run_index=self._run_index + 1,
             usage=self._cursor.usage,
             queue=self._queue,
-            recent_results=list(self._results.values())[-8:],
+            recent_results=recent,
             tail=self._cursor.tail,
             proposals=self._proposals.state(),
             dedup=self._cursor.dedup,
+            message_digests=self._bodies.of([*(r.message_id for r in recent), *self._queued_ids()]),
         )
         return SessionInput(session_id=inp.session_id, settings=self._settings, carried=carried)
 
@@ -156,6 +164,7 @@ class SessionWorkflow(ProposalHandlers):
         message_id = message.message_id or (info.id if info else str(workflow.uuid4()))
         if message_id not in self._results and not self._is_pending(message_id):
             self._queue.append(UserMessage(text=message.text, message_id=message_id))
+            self._bodies.remember(message_id, message.text)
         await workflow.wait_condition(lambda: message_id in self._results)
         return self._results[message_id]
 
@@ -163,6 +172,12 @@ class SessionWorkflow(ProposalHandlers):
     def _validate_send(self, message: UserMessage) -> None:
         if self._closing is not None:
             raise refuse(ErrorCode.SESSION_CLOSED, "the session is closing and takes no messages")
+        if message.message_id and self._bodies.reused(message.message_id, message.text):
+            raise refuse(
+                ErrorCode.IDEMPOTENCY_KEY_REUSED,
+                "this message id (idempotency key) was already sent with another text; "
+                "send a new message under a new id",
+            )
 
     @workflow.update(name=names.UPDATE_SWITCH_MODEL)
     def switch_model(self, request: SwitchModelRequest) -> SwitchModelResult:
@@ -180,10 +195,14 @@ class SessionWorkflow(ProposalHandlers):
         if message_id in self._results or self._is_pending(message_id):
             return
         self._queue.append(UserMessage(text=message.text, message_id=message_id))
+        self._bodies.remember(message_id, message.text)
 
     @workflow.signal(name=names.SIGNAL_CLOSE)
     def close(self, request: CloseRequest) -> None:
         self._closing = request.reason
+
+    def _queued_ids(self) -> list[str]:
+        return [m.message_id for m in self._queue if m.message_id]
 
     def _is_pending(self, message_id: str) -> bool:
         return self._in_progress == message_id or any(

@@ -57,6 +57,15 @@ def artifact(name: str) -> Path:
     return ARTIFACTS / name
 
 
+async def signed_in(browser, base: str, token: str, **page_options):
+    """A new page on the approval page, signed in with ``token``."""
+    page = await browser.new_page(**page_options)
+    await page.goto(f"{base}/ui/approvals")
+    await page.fill("#token", token)
+    await page.click("button:has-text('Sign in')")
+    return page
+
+
 @asynccontextmanager
 async def live_service(deps: ServiceDeps) -> AsyncIterator[str]:
     """Serve the app with uvicorn on 127.0.0.1:<free port> in this event loop."""

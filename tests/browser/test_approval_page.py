@@ -8,7 +8,7 @@ import pytest_asyncio
 from durable_loop.service import ServiceDeps
 from durable_loop.service.auth import TokenBook
 from durable_loop.tools.workspace import workspace_tools
-from tests.browser.conftest import artifact, live_service
+from tests.browser.conftest import artifact, live_service, signed_in
 from tests.client.kit import session_with_proposal, workspace_store
 
 TOKENS = {"alice-token-0001": "alice"}
@@ -72,10 +72,7 @@ async def test_a_stale_decision_shows_its_code(
         _, sid, pending = await session_with_proposal(w, ws, scripted_llm, temporal_env)
         deps = ServiceDeps(sessions=w.sessions, tokens=TokenBook(TOKENS), workspace=ws)
         async with live_service(deps) as base:
-            page = await browser.new_page()
-            await page.goto(f"{base}/ui/approvals")
-            await page.fill("#token", "alice-token-0001")
-            await page.click("button:has-text('Sign in')")
+            page = await signed_in(browser, base, "alice-token-0001")
             card = page.locator(f"[data-proposal-id='{pending.proposal_id}']")
             await card.wait_for()
             await w.sessions.reject(sid, pending.proposal_id, "bob")  # decided elsewhere

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -18,7 +19,8 @@ from durable_loop.cli.devserver import free_port
 from durable_loop.cli.errors import explain
 from durable_loop.console import app
 from durable_loop.core import names
-from tests.conftest import unique
+from durable_loop.testing import reply
+from tests.conftest import settings_for, unique
 
 
 def run(*args: str, env: dict[str, str] | None = None):
@@ -74,6 +76,14 @@ def test_settings_file_with_a_bad_field_names_its_path(tmp_path: Path):
     settings.write_text('[llm]\nmodel = "m"\ntimeout_s = -1\n')
     result = run("send", "s1", "hi", "--settings", str(settings))
     assert_one_line(result, "INVALID_SETTING", "llm.timeout_s", "greater than 0")
+
+
+def test_settings_file_with_several_bad_fields_names_each(tmp_path: Path):
+    settings = tmp_path / "session.toml"
+    settings.write_text('[llm]\nmodel = "m"\ntimeout_s = -1\n[runtime]\nmax_turns = 0\n')
+    result = run("send", "s1", "hi", "--settings", str(settings))
+    line = assert_one_line(result, "INVALID_SETTING", "llm.timeout_s", "runtime.max_turns")
+    assert "more)" not in line
 
 
 def test_missing_file(tmp_path: Path):
@@ -163,18 +173,40 @@ def address_of(env) -> str:
     return env.client.service_client.config.target_host
 
 
-async def test_missing_api_key_names_the_variable(loop_worker, scripted_llm, temporal_env):
+@pytest.mark.parametrize("as_json", [[], ["--json"]], ids=["text", "json"])
+async def test_missing_api_key_names_the_variable(loop_worker, scripted_llm, temporal_env, as_json):
     model, sid = unique("m"), unique("s")
     async with loop_worker() as w:
         w.sessions.started_workflow_ids.add(names.session_workflow_id(sid))
         result = await asyncio.to_thread(
             run,
             "send", sid, "hi", "--model", model, "--base-url", scripted_llm.base_url,
-            "--api-key-env", "DL_TEST_NOT_SET_KEY",
+            "--api-key-env", "DL_TEST_NOT_SET_KEY", *as_json,
             "--address", address_of(temporal_env), "--task-queue", w.task_queue,
         )  # fmt: skip
     assert_one_line(result, "CONFIG_ERROR", "missing API key", "set DL_TEST_NOT_SET_KEY")
     assert scripted_llm.requests(model) == []
+    if as_json:  # the failed RunResult the workflow recorded
+        printed = json.loads(result.stdout)
+        assert (printed["status"], printed["error"]["code"]) == ("failed", "CONFIG_ERROR")
+        assert "DL_TEST_NOT_SET_KEY" in printed["error"]["message"]
+    else:
+        assert result.stdout == ""
+
+
+async def test_a_reused_message_id_is_refused_with_its_code(
+    loop_worker, scripted_llm, temporal_env
+):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.text("first")])
+    async with loop_worker() as w:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        await w.sessions.send(sid, "one", message_id="k-1")
+        result = await asyncio.to_thread(
+            run, "send", sid, "two", "--message-id", "k-1",
+            "--address", address_of(temporal_env), "--task-queue", w.task_queue,
+        )  # fmt: skip
+    assert_one_line(result, "IDEMPOTENCY_KEY_REUSED", "another text")
 
 
 async def test_unknown_session_and_namespace(temporal_env):

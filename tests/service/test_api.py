@@ -13,6 +13,7 @@ from tests.conftest import settings_for, unique
 from tests.service.conftest import ALICE, BOB
 from tests.workflows.proposal_kit import day
 from tests.workflows.test_smoke import calculator
+from tests.workflows.toolkit import ToolLog, recording_tools
 
 
 def code_of(response) -> str:
@@ -31,6 +32,7 @@ async def test_openapi_schema_lists_the_operations_and_bearer_auth(loop_worker, 
         "/v1/proposals",
         "/v1/sessions/{session_id}/proposals/{proposal_id}/decision",
         "/v1/sessions/{session_id}/trace",
+        "/v1/sessions/{session_id}/workspace",
     } <= paths
     assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
     message = schema["paths"]["/v1/sessions/{session_id}/messages"]["post"]
@@ -253,3 +255,88 @@ async def test_streamed_message_forwards_reply_text(loop_worker, scripted_llm, s
     assert "".join(texts) == "It is five."
     assert events[-1][0] == "result"
     assert events[-1][1]["result"]["reply"] == "It is five."
+
+
+async def test_an_idempotency_key_reused_for_another_body_is_a_coded_conflict(
+    loop_worker, scripted_llm, service
+):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.text("first reply"), reply.text("never sent")])
+    async with loop_worker() as w, service(w) as http:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        url = f"/v1/sessions/{sid}/messages"
+        keyed = {**ALICE, "Idempotency-Key": "order-43"}
+        first = await http.post(url, json={"text": "pay 10"}, headers=keyed)
+        reused = await http.post(url, json={"text": "pay 99"}, headers=keyed)
+        replay = await http.post(url, json={"text": "pay 10"}, headers=keyed)
+        status = await w.sessions.status(sid)
+    assert first.status_code == replay.status_code == 200, first.text
+    assert first.json() == replay.json()
+    assert (reused.status_code, code_of(reused)) == (409, "IDEMPOTENCY_KEY_REUSED")
+    assert "another text" in reused.json()["error"]["message"]
+    assert status.messages_done == 1
+    assert len(scripted_llm.requests(model)) == 1
+
+
+async def test_a_422_names_every_invalid_field(loop_worker, service):
+    async with loop_worker() as w, service(w) as http:
+        answer = await http.post(
+            f"/v1/sessions/{unique('s')}/messages",
+            json={"txt": "hi", "settings": {"llm": {"timeout_s": -1}}},
+            headers=ALICE,
+        )
+    assert (answer.status_code, code_of(answer)) == (422, "INVALID_REQUEST")
+    message = answer.json()["error"]["message"]
+    for field in ("text: Field required", "txt: Extra inputs", "settings.llm.model", "timeout_s"):
+        assert field in message, message
+    assert "more)" not in message
+
+
+async def test_the_trace_carries_call_arguments_whole_on_request(
+    loop_worker, scripted_llm, service
+):
+    model, sid = unique("m"), unique("s")
+    label = "needle " + "y" * 300
+    scripted_llm.script(
+        model, [reply.tool_call("nap", {"label": label, "seconds": 0}), reply.text("ok")]
+    )
+    async with loop_worker(recording_tools(ToolLog())) as w, service(w) as http:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        await w.sessions.send(sid, "nap")
+        url = f"/v1/sessions/{sid}/trace"
+        bounded = (await http.get(url, headers=ALICE)).json()
+        whole = (await http.get(url, params={"full_args": "true"}, headers=ALICE)).json()
+    cut = bounded["turns"][0]["calls"][0]["arguments"]
+    assert cut["truncated"] and len(cut["text"]) == 200 and "needle" in cut["text"]
+    full = whole["turns"][0]["calls"][0]["arguments"]
+    assert not full["truncated"] and json.loads(full["text"])["label"] == label
+
+
+async def test_the_workspace_endpoint_shows_committed_facts_and_audit(
+    loop_worker, scripted_llm, temporal_env, service, ws
+):
+    async with loop_worker(workspace_tools(ws)) as w, service(w) as http:
+        _, sid, pending = await session_with_proposal(w, ws, scripted_llm, temporal_env)
+        decision = await http.post(
+            f"/v1/sessions/{sid}/proposals/{pending.proposal_id}/decision",
+            json={"verdict": "confirm", "comment": "fine"},
+            headers=ALICE,
+        )
+        url = f"/v1/sessions/{sid}/workspace"
+        view = await http.get(url, headers=ALICE)
+        newest = await http.get(url, params={"audit": 1}, headers=ALICE)
+        unknown = await http.get(f"/v1/sessions/{unique('nope')}/workspace", headers=ALICE)
+        unauthenticated = await http.get(url)
+    assert decision.status_code == 200, decision.text
+    assert view.status_code == 200, view.text
+    body = view.json()
+    assert body["workspace_id"] == sid and body["exists"] is True
+    assert body["facts"] == {"title": "New title", "tags": ["draft", "reviewed"]}
+    assert body["facts_version"] == 1 and body["version"] >= 2 and body["locks"] == []
+    committed = [a for a in body["audit"] if a["target"] == "facts"]
+    assert {(a["actor"], a["proposal_id"], a["comment"]) for a in committed} == {
+        ("alice", pending.proposal_id, "fine")
+    }
+    assert [(a["target"], a["op"]) for a in newest.json()["audit"]] == [("proposal", "confirm")]
+    assert (unknown.status_code, code_of(unknown)) == (404, "SESSION_NOT_FOUND")
+    assert unauthenticated.status_code == 401

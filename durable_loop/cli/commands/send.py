@@ -166,11 +166,11 @@ def send(
             task_queue=task_queue,
         )
     )
-    if result.error is not None and result.error.code in CONFIG_CODES:
-        raise CliError(ErrorCode(result.error.code), result.error.message)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
-    else:
+    if result.error is not None and result.error.code in CONFIG_CODES:
+        raise CliError(ErrorCode(result.error.code), result.error.message)
+    if not as_json:
         if result.reply is not None:
             typer.echo(result.reply)
         for line in summary_lines(result):
@@ -191,11 +191,15 @@ async def _send(
 ) -> RunResult:
     import asyncio
 
-    from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
+    from temporalio.client import (
+        WorkflowUpdateFailedError,
+        WorkflowUpdateRPCTimeoutOrCancelledError,
+    )
     from temporalio.service import RPCError, RPCStatusCode
 
     from durable_loop.cli.errors import CliError
     from durable_loop.client.connect import connect
+    from durable_loop.client.refusals import refusal_of
     from durable_loop.client.sessions import SessionClient
     from durable_loop.worker.settings import WorkerSettings
 
@@ -216,6 +220,9 @@ async def _send(
             f"no reply within {timeout:g}s: is a worker polling task queue "
             f"{worker_settings.task_queue!r}? start one with `durable-loop worker`",
         ) from None
+    except WorkflowUpdateFailedError as err:
+        refused = refusal_of(err)
+        raise CliError(refused.code or ErrorCode.UPDATE_REFUSED, refused.message) from None
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND and "workflow" in err.message.lower():
             raise CliError(

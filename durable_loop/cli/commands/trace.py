@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace
-from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     from durable_loop.client.trace.models import Trace
@@ -23,9 +22,16 @@ def trace(
         bool, typer.Option("--no-store", help="Use workflow history only.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the trace as JSON.")] = False,
+    full_args: Annotated[
+        bool,
+        typer.Option(
+            "--full-args", help="Show each call's arguments whole (default: 200 characters)."
+        ),
+    ] = False,
 ) -> None:
-    """Show every turn of a session: LLM latency, model, tool calls and their results,
-    tokens and plan fingerprint, across all runs (continue-as-new)."""
+    """Show every turn of a session: LLM latency, model, tool calls with their arguments
+    (from the store) and results, tokens and plan fingerprint, across all runs
+    (continue-as-new)."""
     import asyncio
 
     from durable_loop.worker.settings import WorkerSettings
@@ -34,7 +40,10 @@ def trace(
         temporal={"address": address, "namespace": namespace, "api_key": api_key},
         db_url=db_url,
     )
-    result = asyncio.run(_load(session_id, settings, use_store=not no_store))
+    from durable_loop.client.trace.arguments import ARGS_CHARS
+
+    args_chars = None if full_args else ARGS_CHARS
+    result = asyncio.run(_load(session_id, settings, use_store=not no_store, args_chars=args_chars))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
@@ -43,34 +52,22 @@ def trace(
     print_trace(result)
 
 
-async def _load(session_id: str, settings: WorkerSettings, *, use_store: bool) -> Trace:
-    from temporalio.service import RPCError, RPCStatusCode
-
-    from durable_loop.cli.errors import CliError, namespace_missing
+async def _load(
+    session_id: str, settings: WorkerSettings, *, use_store: bool, args_chars: int | None
+) -> Trace:
+    from durable_loop.cli.errors import reading_session
     from durable_loop.client.connect import connect
-    from durable_loop.client.trace.fetch import StoreMissing, load_trace
+    from durable_loop.client.trace.fetch import load_trace
 
     client = await connect(settings.temporal)
-    try:
+    with reading_session(session_id, settings.temporal.namespace, store_hint=", or --no-store"):
         return await load_trace(
             client,
             session_id,
             db_url=settings.db_url if use_store else None,
             ui_url=settings.temporal.ui_url(),
+            args_chars=args_chars,
         )
-    except StoreMissing as err:
-        raise CliError(
-            ErrorCode.STORE_NOT_FOUND,
-            f"no transcript store at {err}: pass --db-url (or set DURABLE_LOOP_DB_URL) to the "
-            "worker's database, or --no-store",
-        ) from None
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND and not namespace_missing(err.message):
-            raise CliError(
-                ErrorCode.SESSION_NOT_FOUND,
-                f"no workflow session-{session_id} in namespace {settings.temporal.namespace}",
-            ) from None
-        raise
 
 
 if TYPE_CHECKING:

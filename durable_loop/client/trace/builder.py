@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from durable_loop.client.trace.arguments import ARGS_CHARS, with_arguments
 from durable_loop.client.trace.models import (
     CallRow,
     DecodedRun,
@@ -159,8 +160,10 @@ def build_trace(
     *,
     namespace: str = "default",
     ui_url: str | None = None,
+    args_chars: int | None = ARGS_CHARS,
 ) -> Trace:
-    """``runs`` oldest first; ``stored`` is the session's transcript (may be empty)."""
+    """``runs`` oldest first; ``stored`` is the session's transcript (may be empty).
+    ``args_chars``: how much of each call's arguments to show (None: all of them)."""
     index = _Index(runs, stored)
     calls = sorted(
         ((r.run_index, c) for r in runs for c in r.llm_calls),
@@ -180,7 +183,7 @@ def build_trace(
         results.update({r.message_id: r for r in run.results})
     user_stored = [m for m in stored if m.message.role == "user" and not m.message.synthetic]
     user_messages = len(user_stored) if stored else sum(1 for t in turns if t.user_text)
-    return Trace(
+    trace = Trace(
         session_id=session_id,
         workflow_id=workflow_id,
         namespace=namespace,
@@ -201,6 +204,7 @@ def build_trace(
         usage=usage,
         ui_url=f"{ui_url}/namespaces/{namespace}/workflows/{workflow_id}" if ui_url else None,
     )
+    return with_arguments(trace, stored, args_chars)
 
 
 def _call_count(call: LlmCall) -> int:

@@ -14,6 +14,7 @@ from temporalio.client import Client
 from temporalio.converter import DataConverter, PayloadCodec
 
 from durable_loop.client.history import fetch_histories
+from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.builder import build_trace
 from durable_loop.client.trace.decode import decode_run
 from durable_loop.client.trace.models import Trace
@@ -32,13 +33,19 @@ class StoreMissing(DurableLoopError, FileNotFoundError):
         self.path = path
 
 
-async def fetch_messages(db_url: str, session_id: str) -> list[StoredMessage]:
-    """Read the transcript without creating or migrating anything."""
+def require_store(db_url: str) -> None:
+    """Raise StoreMissing for a local SQLite file that is not there (reading would create
+    an empty one)."""
     url = make_url(db_url)
     database = url.database or ""
     local = url.get_backend_name() == "sqlite" and database not in ("", ":memory:")
     if local and not Path(database).exists():
         raise StoreMissing(database)
+
+
+async def fetch_messages(db_url: str, session_id: str) -> list[StoredMessage]:
+    """Read the transcript without creating or migrating anything."""
+    require_store(db_url)
     store = TranscriptStore(async_engine(db_url))
     try:
         return await store.read(session_id)
@@ -52,7 +59,10 @@ async def load_trace(
     *,
     db_url: str | None,
     ui_url: str | None = None,
+    args_chars: int | None = ARGS_CHARS,
 ) -> Trace:
+    """``args_chars``: characters of each call's arguments (from the store) to show;
+    None shows them whole."""
     workflow_id = names.session_workflow_id(session_id)
     histories = await fetch_histories(client, workflow_id)
     for history in histories:
@@ -66,6 +76,7 @@ async def load_trace(
         stored,
         namespace=client.namespace,
         ui_url=ui_url,
+        args_chars=args_chars,
     )
 
 

@@ -56,6 +56,14 @@ class DecodedRun(BaseModel):
 CallSource = Literal["history", "store", "unknown"]
 
 
+class CallArguments(BaseModel):
+    """A call's arguments as the model emitted them, read from the store."""
+
+    text: str = Field(description="The raw JSON text, cut when truncated")
+    chars: int = Field(description="Length of the whole text")
+    truncated: bool = False
+
+
 class CallRow(BaseModel):
     call_id: str
     name: str
@@ -66,6 +74,9 @@ class CallRow(BaseModel):
     duration_ms: int | None = None
     result_seq: int | None = None
     source: CallSource = "unknown"
+    arguments: CallArguments | None = Field(
+        default=None, description="From the store; None when the trace was built without it"
+    )
 
 
 class TurnRow(BaseModel):

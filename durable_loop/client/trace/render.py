@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from durable_loop.client.trace.arguments import arguments_line
 from durable_loop.client.trace.models import CallRow, Trace, TurnRow
 
 FINGERPRINT_CHARS = 10
@@ -24,6 +25,8 @@ def _call_text(call: CallRow) -> Text:
         text.append(" (reused)", style="dim")
     elif not call.executed and call.ok is not None:
         text.append(" (not run)", style="dim")
+    if call.arguments is not None:
+        text.append("\n  " + arguments_line(call.arguments), style="dim")
     return text
 
 
