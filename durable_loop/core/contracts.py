@@ -223,6 +223,9 @@ class LlmTurnInput(BaseModel):
     fallback_from: list[str] = Field(
         default_factory=list, description="Models that failed this turn before this one"
     )
+    fallback_reason: str | None = Field(
+        default=None, description="The error code that made the previous model fail this turn"
+    )
     stream: bool = Field(default=False, description="Stream the text to the stream_chunks table")
 
     def effective_transforms(self) -> TransformSet:
@@ -289,6 +292,9 @@ class ToolRunOutput(BaseModel):
     output_bytes: int = 0
     preview: str = ""
     duration_ms: int = 0
+    duration_us: int | None = Field(
+        default=None, description="The same duration in microseconds (fast tools take 0 ms)"
+    )
     cached: bool = False
     proposal: ProposalNotice | None = Field(
         default=None, description="A change this call proposed; it awaits a person's decision"

@@ -49,7 +49,9 @@ class _Index:
                     "ok": out.ok,
                     "error_codes": list(out.error_codes),
                     "executed": True,
-                    "duration_ms": out.duration_ms,
+                    "duration_ms": out.duration_ms
+                    if out.duration_us is None
+                    else out.duration_us / 1000,
                     "result_seq": out.result_seq,
                     "source": "history",
                 }

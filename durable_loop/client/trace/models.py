@@ -63,7 +63,7 @@ class CallRow(BaseModel):
     error_codes: list[str] = Field(default_factory=list)
     executed: bool = False
     reused: bool = False
-    duration_ms: int | None = None
+    duration_ms: float | None = None
     result_seq: int | None = None
     source: CallSource = "unknown"
 

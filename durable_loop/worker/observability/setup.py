@@ -64,6 +64,16 @@ class Observability:
             self.provider.shutdown()
 
 
+def service_resource(default_name: str = SERVICE_NAME) -> Resource:
+    """The SDK's own detection (``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``, the
+    configured detectors) decides; ``default_name`` only replaces its ``unknown_service``."""
+    detected = Resource.create()
+    name = str(detected.attributes.get("service.name", ""))
+    if name and not name.startswith("unknown_service"):
+        return detected
+    return detected.merge(Resource({"service.name": default_name}))
+
+
 def _exporter(name: str) -> SpanExporter:
     if name == "console":
         return ConsoleSpanExporter()
@@ -94,7 +104,7 @@ def observability(settings: ObservabilitySettings) -> Observability:
             [ObservabilityInterceptor(metrics=metrics)] if metrics else []
         )
         return Observability(interceptors=interceptors, metrics=metrics)
-    provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}))
+    provider = TracerProvider(resource=service_resource())
     provider.add_span_processor(BatchSpanProcessor(_exporter(settings.traces_exporter)))
     return Observability(
         interceptors=tracing(provider, metrics), metrics=metrics, provider=provider
