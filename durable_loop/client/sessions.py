@@ -16,6 +16,7 @@ from durable_loop.client.search_attributes import registered
 from durable_loop.client.streaming import StreamEvent, send_streaming
 from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.models import Trace
+from durable_loop.client.tracing import end_message_span, message_span
 from durable_loop.client.update_retry import new_message_id, until_admitted
 from durable_loop.core import names
 from durable_loop.core.catalog import refuse_unreliable_enforced
@@ -135,14 +136,16 @@ class SessionClient:
         """Send a message to a running session and wait for the reply (repeated with the
         same message id while an overloaded server times out admitting it)."""
         message_id = message_id or new_message_id()
-        return await until_admitted(
-            lambda: self.handle(session_id).execute_update(
-                names.UPDATE_SEND_MESSAGE,
-                UserMessage(text=text, message_id=message_id),
-                id=message_id,
-                result_type=RunResult,
+        with message_span(session_id, message_id) as span:
+            result = await until_admitted(
+                lambda: self.handle(session_id).execute_update(
+                    names.UPDATE_SEND_MESSAGE,
+                    UserMessage(text=text, message_id=message_id),
+                    id=message_id,
+                    result_type=RunResult,
+                )
             )
-        )
+            return end_message_span(span, result)
 
     async def start_and_send(
         self,
@@ -176,7 +179,8 @@ class SessionClient:
                 result_type=RunResult,
             )
 
-        return await until_admitted(attempt)
+        with message_span(session_id, message_id) as span:
+            return end_message_span(span, await until_admitted(attempt))
 
     def send_streaming(
         self,

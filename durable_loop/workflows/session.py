@@ -185,6 +185,11 @@ class SessionWorkflow(ProposalHandlers):
     def close(self, request: CloseRequest) -> None:
         self._closing = request.reason
 
+    @property
+    def message_in_progress(self) -> str | None:
+        """The id of the message being answered (read by the worker's tracing)."""
+        return self._in_progress
+
     def _is_pending(self, message_id: str) -> bool:
         return self._in_progress == message_id or any(
             m.message_id == message_id for m in self._queue

@@ -141,6 +141,7 @@ def send(
     import asyncio
 
     from durable_loop.cli.errors import CliError
+    from durable_loop.cli.tracing import client_tracing
 
     starting = start or model is not None or settings_file is not None
     settings = (
@@ -155,17 +156,18 @@ def send(
         if starting
         else None
     )
-    result = asyncio.run(
-        _send(
-            session_id,
-            text,
-            settings,
-            message_id=message_id,
-            timeout=timeout,
-            temporal={"address": address, "namespace": namespace, "api_key": api_key},
-            task_queue=task_queue,
+    with client_tracing():
+        result = asyncio.run(
+            _send(
+                session_id,
+                text,
+                settings,
+                message_id=message_id,
+                timeout=timeout,
+                temporal={"address": address, "namespace": namespace, "api_key": api_key},
+                task_queue=task_queue,
+            )
         )
-    )
     if result.error is not None and result.error.code in CONFIG_CODES:
         raise CliError(ErrorCode(result.error.code), result.error.message)
     if as_json:
