@@ -69,17 +69,27 @@ def load_session_settings(
 def summary_lines(result: RunResult) -> list[str]:
     usage = result.usage
     lines = [
-        f"status {result.status} · {result.turns} turn(s) · "
+        f"status {result.status} · {result.turns} turn(s){_session_turns(result)} · "
         f"tokens {usage.input_tokens} in / {usage.output_tokens} out · "
         f"message {result.message_id}"
     ]
     for call in result.tool_calls:
         verdict = "ok" if call.ok else ",".join(call.error_codes) or "failed"
         how = " (reused)" if call.reused else "" if call.executed else " (not run)"
-        lines.append(f"  turn {call.turn}: {call.name} [{call.call_id}] {verdict}{how}")
+        lines.append(f"  session turn {call.turn}: {call.name} [{call.call_id}] {verdict}{how}")
     if result.error is not None:
         lines.append(f"  error {result.error.code}: {result.error.message}")
     return lines
+
+
+def _session_turns(result: RunResult) -> str:
+    """Where this message's turns sit in the session's numbering (what tool lines use)."""
+    numbers = result.session_turns
+    if not numbers:
+        return ""
+    if len(numbers) == 1:
+        return f" (session turn {numbers[0]})"
+    return f" (session turns {numbers[0]}-{numbers[-1]})"
 
 
 def send(
