@@ -15,7 +15,7 @@ another worker after a restart continues under the workflow's context.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import opentelemetry.context
@@ -23,10 +23,16 @@ import temporalio.api.common.v1
 from opentelemetry.trace import SpanKind
 from temporalio import workflow
 from temporalio.contrib.opentelemetry import TracingInterceptor, TracingWorkflowInboundInterceptor
-from temporalio.worker import HandleUpdateInput, WorkflowInterceptorClassInput
+from temporalio.worker import (
+    HandleUpdateInput,
+    WorkflowInboundInterceptor,
+    WorkflowInterceptorClassInput,
+)
 
 from durable_loop.core import names
+from durable_loop.core.contracts import RunResult
 
+MESSAGE_SPAN = "durable_loop.message"
 MESSAGE_SPAN_PREFIXES = ("StartActivity:", "durable_loop.")
 """Workflow spans made while a message runs that belong to the message's trace."""
 
@@ -52,7 +58,7 @@ class _Outbound:
 
 
 class MessageTracingInbound(TracingWorkflowInboundInterceptor):
-    def __init__(self, next: Any) -> None:
+    def __init__(self, next: WorkflowInboundInterceptor) -> None:
         super().__init__(next)
         self._messages: dict[str, Carrier] = {}
 
@@ -68,10 +74,28 @@ class MessageTracingInbound(TracingWorkflowInboundInterceptor):
             if owner and carrier:
                 self._messages[message_id] = carrier
             try:
-                return await self.next.handle_update_handler(input)
+                result = await self.next.handle_update_handler(input)
+                if owner and carrier:
+                    self._message_ended(carrier, result)
+                return result
             finally:
                 if owner:
                     self._messages.pop(message_id, None)
+
+    def _message_ended(self, carrier: Carrier, result: object) -> None:
+        """A zero-length ``durable_loop.message`` span in the message's trace with how it
+        ended, also when the caller sent no context (and so has no span to mark)."""
+        if not isinstance(result, RunResult):
+            return
+        attributes: dict[str, str | int] = {
+            "durable_loop.message_id": result.message_id,
+            "durable_loop.status": result.status,
+            "durable_loop.turns": result.turns,
+        }
+        if result.error is not None:
+            attributes["durable_loop.error_code"] = result.error.code
+        with self._in_message(carrier):
+            super()._completed_span(MESSAGE_SPAN, additional_attributes=attributes)
 
     def _handle_span(self, headers: Headers) -> Carrier | None:
         """``HandleUpdate:send_message`` as a child of the caller's span (or a new root);
@@ -97,9 +121,11 @@ class MessageTracingInbound(TracingWorkflowInboundInterceptor):
         if carrier is None:
             super()._completed_span(span_name, **kwargs)
             return
-        context = self._set_on_context(self.text_map_propagator.extract(carrier))
-        with _attached(context):
+        with self._in_message(carrier):
             super()._completed_span(span_name, **kwargs)
+
+    def _in_message(self, carrier: Carrier) -> AbstractContextManager[None]:
+        return _attached(self._set_on_context(self.text_map_propagator.extract(carrier)))
 
     def _message_carrier(self) -> Carrier | None:
         # Read by name: the workflow class inside the sandbox is not the one importable here.

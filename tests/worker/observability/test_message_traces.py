@@ -109,6 +109,8 @@ async def test_each_message_is_one_trace_rooted_at_send_message(
     assert failed.status.status_code is StatusCode.ERROR
     assert failed.attributes["durable_loop.error_code"] == "BUDGET_EXCEEDED"
     assert failed.attributes["durable_loop.status"] == "failed"
+    (ended,) = in_trace(second.message_id, "durable_loop.message")
+    assert ended.attributes["durable_loop.error_code"] == "BUDGET_EXCEEDED"
 
 
 async def test_a_message_without_trace_context_still_gets_a_trace_of_its_own(
@@ -133,3 +135,6 @@ async def test_a_message_without_trace_context_still_gets_a_trace_of_its_own(
     ]
     assert len([s for s in message_spans if s.name == "durable_loop.llm_call"]) == 2
     assert {s.context.trace_id for s in message_spans} == {handled.context.trace_id}
+    (ended,) = [s for s in message_spans if s.name == "durable_loop.message"]
+    assert ended.attributes["durable_loop.status"] == "completed"
+    assert ended.attributes["durable_loop.turns"] == 2
