@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from durable_loop.client.settings import TemporalSettings
     from durable_loop.client.streaming import StreamEvent, send_streaming
     from durable_loop.client.trace.models import Trace
+    from durable_loop.client.tracing import TraceContextPropagation
     from durable_loop.core import presets
     from durable_loop.core.config import (
         LoopStrategy,
@@ -130,6 +131,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "durable_loop.client.settings": ("TemporalSettings",),
     "durable_loop.client.codec.keys": ("KeyRing",),
     "durable_loop.client.trace.models": ("Trace",),
+    "durable_loop.client.tracing": ("TraceContextPropagation",),
     # the store
     "durable_loop.store.engine": ("StoreConfig", "open_store"),
     "durable_loop.store.transcript": ("TranscriptStore",),
@@ -215,6 +217,7 @@ __all__ = [
     "ToolSpec",
     "ToolUseMode",
     "Trace",
+    "TraceContextPropagation",
     "TranscriptStore",
     "TranscriptTail",
     "Usage",

@@ -73,11 +73,12 @@ class ToolActivities:
                 last_attempt=inp.max_attempts != 0 and info.attempt >= inp.max_attempts,
                 ignore_implicit=inp.ignore_implicit_args,
             )
-        duration_ms = int((time.monotonic() - started) * 1000)
+        duration_us = int((time.monotonic() - started) * 1_000_000)
         message = Message.tool_result(inp.call_id, inp.name, envelope)
         meta = ToolResultMeta(
             turn=inp.turn,
-            duration_ms=duration_ms,
+            duration_ms=duration_us // 1000,
+            duration_us=duration_us,
             output_bytes=size,
             attempt=info.attempt,
             idempotency_key=ctx.idempotency_key,
@@ -100,6 +101,7 @@ def summarize_result(stored: StoredMessage, inp: ToolRunInput, *, cached: bool) 
         output_bytes=meta.output_bytes,
         preview=preview,
         duration_ms=meta.duration_ms,
+        duration_us=meta.duration_us,
         cached=cached,
         proposal=envelope.proposal,
     )

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
-from temporalio.client import Client
+from temporalio.client import Client, Interceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from durable_loop.client.settings import TemporalSettings
+from durable_loop.client.tracing import TraceContextPropagation
 from durable_loop.core.errors import DurableLoopError, ErrorCode
 
 if TYPE_CHECKING:
@@ -53,13 +55,23 @@ def tls_config(settings: TemporalSettings) -> bool | TLSConfig | None:
     )
 
 
-async def connect(settings: TemporalSettings, *, check_namespace: bool = True) -> Client:
+async def connect(
+    settings: TemporalSettings,
+    *,
+    check_namespace: bool = True,
+    interceptors: Sequence[Interceptor] | None = None,
+) -> Client:
     """A client using the pydantic data converter, or :class:`TemporalUnreachable`.
 
-    The namespace is described once up front, so a wrong name fails here with
-    ``NOT_FOUND`` instead of later inside a worker's background validation.
+    ``interceptors`` default to :class:`TraceContextPropagation` (trace context from the
+    caller into the session); pass ``[]`` for none. The namespace is described once up
+    front, so a wrong name fails here with ``NOT_FOUND`` instead of later inside a
+    worker's background validation.
     """
-    client = await _connect(settings)
+    chosen: list[Interceptor] = (
+        [TraceContextPropagation()] if interceptors is None else list(interceptors)
+    )
+    client = await _connect(settings, chosen)
     if check_namespace:
         try:
             await client.workflow_service.describe_namespace(
@@ -83,7 +95,7 @@ def data_converter_for(ring: KeyRing | None) -> DataConverter:
     return data_converter(ring)
 
 
-async def _connect(settings: TemporalSettings) -> Client:
+async def _connect(settings: TemporalSettings, interceptors: list[Interceptor]) -> Client:
     try:
         return await Client.connect(
             settings.address,
@@ -91,6 +103,7 @@ async def _connect(settings: TemporalSettings) -> Client:
             api_key=settings.api_key,
             tls=tls_config(settings),
             data_converter=data_converter_for(settings.key_ring()),
+            interceptors=interceptors,
         )
     except RuntimeError as err:
         reason = " ".join(str(err).split())

@@ -17,6 +17,7 @@ from durable_loop.client.streaming import StreamEvent, send_streaming
 from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.models import Trace
+from durable_loop.client.tracing import end_message_span, message_span
 from durable_loop.client.update_retry import message_update_id, new_message_id, until_admitted
 from durable_loop.client.workspace import session_workspace_id
 from durable_loop.core import names
@@ -137,14 +138,16 @@ class SessionClient:
         """Send a message to a running session and wait for the reply (repeated with the
         same message id while an overloaded server times out admitting it)."""
         message_id = message_id or new_message_id()
-        return await until_admitted(
-            lambda: self.handle(session_id).execute_update(
-                names.UPDATE_SEND_MESSAGE,
-                UserMessage(text=text, message_id=message_id),
-                id=message_update_id(message_id, text),
-                result_type=RunResult,
+        with message_span(session_id, message_id) as span:
+            result = await until_admitted(
+                lambda: self.handle(session_id).execute_update(
+                    names.UPDATE_SEND_MESSAGE,
+                    UserMessage(text=text, message_id=message_id),
+                    id=message_update_id(message_id, text),
+                    result_type=RunResult,
+                )
             )
-        )
+            return end_message_span(span, result)
 
     async def start_and_send(
         self,
@@ -178,7 +181,8 @@ class SessionClient:
                 result_type=RunResult,
             )
 
-        return await until_admitted(attempt)
+        with message_span(session_id, message_id) as span:
+            return end_message_span(span, await until_admitted(attempt))
 
     def send_streaming(
         self,

@@ -30,8 +30,11 @@ class UserMessage(BaseModel):
     )
 
 
+SESSION_TURN = "Session turn: LLM turns are numbered across all messages of the session"
+
+
 class ToolOutcome(BaseModel):
-    turn: int
+    turn: int = Field(description=SESSION_TURN)
     call_id: str
     name: str
     ok: bool
@@ -46,7 +49,7 @@ class ToolOutcome(BaseModel):
 class FallbackRecord(BaseModel):
     """A turn that failed on one model and was retried on the next in the chain."""
 
-    turn: int
+    turn: int = Field(description=SESSION_TURN)
     failed_provider: str
     failed_model: str
     error: CodedError
@@ -62,7 +65,10 @@ class RunResult(BaseModel):
     reply_truncated: bool = False
     reply_seq: int | None = None
     error: CodedError | None = None
-    turns: int = 0
+    turns: int = Field(default=0, description="How many LLM turns this message took")
+    session_turns: list[int] = Field(
+        default_factory=list, description="The session turn numbers of those turns"
+    )
     tool_calls: list[ToolOutcome] = Field(default_factory=list)
     ignored_tool_calls: int = 0
     usage: Usage = Usage()
@@ -228,6 +234,9 @@ class LlmTurnInput(BaseModel):
     fallback_from: list[str] = Field(
         default_factory=list, description="Models that failed this turn before this one"
     )
+    fallback_reason: str | None = Field(
+        default=None, description="The error code that made the previous model fail this turn"
+    )
     stream: bool = Field(default=False, description="Stream the text to the stream_chunks table")
 
     def effective_transforms(self) -> TransformSet:
@@ -294,6 +303,9 @@ class ToolRunOutput(BaseModel):
     output_bytes: int = 0
     preview: str = ""
     duration_ms: int = 0
+    duration_us: int | None = Field(
+        default=None, description="The same duration in microseconds (fast tools take 0 ms)"
+    )
     cached: bool = False
     proposal: ProposalNotice | None = Field(
         default=None, description="A change this call proposed; it awaits a person's decision"

@@ -112,6 +112,7 @@ class ToolResultMeta(RowMeta):
 
     turn: int = 0
     duration_ms: int = 0
+    duration_us: int | None = None
     output_bytes: int = 0
     attempt: int = 0
     idempotency_key: str = ""

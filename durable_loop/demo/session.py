@@ -111,7 +111,7 @@ def describe(row: StoredMessage) -> str | None:
     message = row.message
     if message.role == "assistant":
         meta = row.meta_as(LlmReplyMeta)
-        head = f"  turn {meta.turn}  llm {meta.latency_ms / 1000:.1f}s"
+        head = f"  session turn {meta.turn}  llm {meta.latency_ms / 1000:.1f}s"
         if meta.tools_sent == []:
             head += " (no tools)"
         if message.tool_calls:

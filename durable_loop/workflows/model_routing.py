@@ -63,24 +63,28 @@ class ModelRouter:
         """Run ``inp`` on each model of the chain until one answers; re-raise the last
         failure when none does (cancellation is never retried elsewhere)."""
         failed: list[str] = []
+        reason: str | None = None
         for position, endpoint in enumerate(self.chain):
-            attempt = inp.model_copy(update={"endpoint": endpoint, "fallback_from": failed})
+            attempt = inp.model_copy(
+                update={"endpoint": endpoint, "fallback_from": failed, "fallback_reason": reason}
+            )
             try:
                 out = await run(attempt)
             except ActivityError as err:
                 last = position + 1 == len(self.chain)
                 if last or isinstance(err.cause, CancelledError):
                     raise
+                error = describe(err)
                 result.fallbacks.append(
                     FallbackRecord(
                         turn=inp.turn,
                         failed_provider=endpoint.provider,
                         failed_model=endpoint.model,
-                        error=describe(err),
+                        error=error,
                         next_model=self.chain[position + 1].model,
                     )
                 )
-                failed = [*failed, endpoint.model]
+                failed, reason = [*failed, endpoint.model], error.code
                 continue
             result.model = out.model
             return out

@@ -123,6 +123,7 @@ class RouterPipeline(MessageLoop):
     def _count_turn(self) -> int:
         self.cursor.turn_index += 1
         self.result.turns += 1
+        self.result.session_turns.append(self.cursor.turn_index)
         return self.cursor.turn_index
 
     # ------------------------------------------------------------------ router, executor

@@ -204,6 +204,11 @@ class SessionWorkflow(ProposalHandlers):
     def _queued_ids(self) -> list[str]:
         return [m.message_id for m in self._queue if m.message_id]
 
+    @property
+    def message_in_progress(self) -> str | None:
+        """The id of the message being answered (read by the worker's tracing)."""
+        return self._in_progress
+
     def _is_pending(self, message_id: str) -> bool:
         return self._in_progress == message_id or any(
             m.message_id == message_id for m in self._queue

@@ -224,6 +224,7 @@ class MessageLoop:
             assistant_seq = self.cursor.take_seq()
             self.cursor.turn_index += 1
             self.result.turns += 1
+            self.result.session_turns.append(self.cursor.turn_index)
             endpoint = self.settings.llm
             inp = LlmTurnInput(
                 transcript=TranscriptRef(session_id=self.session_id, upto_seq=assistant_seq),

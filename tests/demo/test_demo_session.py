@@ -54,7 +54,7 @@ async def test_demo_flow_passes_with_a_small_model(loop_worker, scripted_llm):
 
     assert lines[0] == f"you: {STEPS[0].text}"
     assert "      calculate → 441" in lines
-    assert any(line.startswith("  turn 5") and "(no tools)" in line for line in lines)
+    assert any(line.startswith("  session turn 5") and "(no tools)" in line for line in lines)
     assert "assistant: The result of 23 * 19 + 4 is 441." in lines
 
 

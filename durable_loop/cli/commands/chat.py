@@ -79,6 +79,7 @@ def chat(
 
     from durable_loop.cli.commands.send import load_session_settings
     from durable_loop.cli.errors import CliError
+    from durable_loop.cli.tracing import client_tracing
 
     starting = model is not None or settings_file is not None
     settings = (
@@ -103,9 +104,12 @@ def chat(
         approver=approver or getpass.getuser(),
         poll_s=poll,
     )
-    asyncio.run(
-        chat_loop.run({"address": address, "namespace": namespace, "api_key": api_key}, task_queue)
-    )
+    with client_tracing():
+        asyncio.run(
+            chat_loop.run(
+                {"address": address, "namespace": namespace, "api_key": api_key}, task_queue
+            )
+        )
 
 
 class ChatLoop:

@@ -69,17 +69,27 @@ def load_session_settings(
 def summary_lines(result: RunResult) -> list[str]:
     usage = result.usage
     lines = [
-        f"status {result.status} · {result.turns} turn(s) · "
+        f"status {result.status} · {result.turns} turn(s){_session_turns(result)} · "
         f"tokens {usage.input_tokens} in / {usage.output_tokens} out · "
         f"message {result.message_id}"
     ]
     for call in result.tool_calls:
         verdict = "ok" if call.ok else ",".join(call.error_codes) or "failed"
         how = " (reused)" if call.reused else "" if call.executed else " (not run)"
-        lines.append(f"  turn {call.turn}: {call.name} [{call.call_id}] {verdict}{how}")
+        lines.append(f"  session turn {call.turn}: {call.name} [{call.call_id}] {verdict}{how}")
     if result.error is not None:
         lines.append(f"  error {result.error.code}: {result.error.message}")
     return lines
+
+
+def _session_turns(result: RunResult) -> str:
+    """Where this message's turns sit in the session's numbering (what tool lines use)."""
+    numbers = result.session_turns
+    if not numbers:
+        return ""
+    if len(numbers) == 1:
+        return f" (session turn {numbers[0]})"
+    return f" (session turns {numbers[0]}-{numbers[-1]})"
 
 
 def send(
@@ -141,6 +151,7 @@ def send(
     import asyncio
 
     from durable_loop.cli.errors import CliError
+    from durable_loop.cli.tracing import client_tracing
 
     starting = start or model is not None or settings_file is not None
     settings = (
@@ -155,17 +166,18 @@ def send(
         if starting
         else None
     )
-    result = asyncio.run(
-        _send(
-            session_id,
-            text,
-            settings,
-            message_id=message_id,
-            timeout=timeout,
-            temporal={"address": address, "namespace": namespace, "api_key": api_key},
-            task_queue=task_queue,
+    with client_tracing():
+        result = asyncio.run(
+            _send(
+                session_id,
+                text,
+                settings,
+                message_id=message_id,
+                timeout=timeout,
+                temporal={"address": address, "namespace": namespace, "api_key": api_key},
+                task_queue=task_queue,
+            )
         )
-    )
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     if result.error is not None and result.error.code in CONFIG_CODES:

@@ -51,6 +51,7 @@ def serve(
     import uvicorn
 
     from durable_loop.cli.errors import CliError
+    from durable_loop.cli.tracing import HTTP_SERVICE_NAME, client_tracing
     from durable_loop.service import create_app
     from durable_loop.service.auth import TokenBook, TokenError, load_tokens
     from durable_loop.service.deps import ServiceLimits
@@ -77,7 +78,8 @@ def serve(
     limits = ServiceLimits(max_message_chars=max_message_chars, reply_timeout_s=reply_timeout)
     app = create_app(open_deps=lambda: open_service_deps(settings, TokenBook(tokens), limits))
     typer.echo(f"durable-loop service on http://{host}:{port} (approvals: /ui/approvals)")
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    with client_tracing(HTTP_SERVICE_NAME):
+        uvicorn.run(app, host=host, port=port, log_level="info")
 
 
 def open_service_deps(

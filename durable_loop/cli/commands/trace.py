@@ -19,7 +19,11 @@ def trace(
     api_key: ApiKey = None,
     db_url: DbUrl = None,
     no_store: Annotated[
-        bool, typer.Option("--no-store", help="Use workflow history only.")
+        bool,
+        typer.Option(
+            "--no-store",
+            help="Use workflow history only (no user texts, no results only the store holds).",
+        ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the trace as JSON.")] = False,
     full_args: Annotated[
@@ -29,8 +33,9 @@ def trace(
         ),
     ] = False,
 ) -> None:
-    """Show every turn of a session: LLM latency, model, tool calls with their arguments
-    (from the store) and results, tokens and plan fingerprint, across all runs
+    """Show every message of a session and its turns (numbered across the session): LLM
+    latency, model, tool calls with their arguments (from the store) and results, tokens,
+    plan fingerprint, and each model tried with its attempts and time, across all runs
     (continue-as-new)."""
     import asyncio
 

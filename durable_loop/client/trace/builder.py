@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from durable_loop.client.trace.arguments import ARGS_CHARS, with_arguments
+from durable_loop.client.trace.messages import message_rows
 from durable_loop.client.trace.models import (
+    AttemptRow,
     CallRow,
     DecodedRun,
     LlmCall,
@@ -50,7 +52,9 @@ class _Index:
                     "ok": out.ok,
                     "error_codes": list(out.error_codes),
                     "executed": True,
-                    "duration_ms": out.duration_ms,
+                    "duration_ms": out.duration_ms
+                    if out.duration_us is None
+                    else out.duration_us / 1000,
                     "result_seq": out.result_seq,
                     "source": "history",
                 }
@@ -115,16 +119,31 @@ def _with_envelope(
     )
 
 
-def _user_text(call: LlmCall) -> str | None:
+def _user_message(call: LlmCall) -> tuple[int, str] | None:
+    """The (seq, preview) of the user message this call's appends carry, if any."""
     for item in call.input.appends:
         message = item.message
         if message is not None and message.role == "user" and not message.synthetic:
-            return preview(message.content, USER_PREVIEW_CHARS)
+            return item.seq, preview(message.content, USER_PREVIEW_CHARS)
     return None
 
 
-def _turn_row(call: LlmCall, run_index: int, index: _Index, until_seq: int) -> TurnRow:
+def _attempt(call: LlmCall) -> AttemptRow:
+    ended = call.output is not None or call.failure is not None
+    return AttemptRow(
+        model=call.input.endpoint.model,
+        attempts=call.attempt,
+        ok=call.output is not None if ended else None,
+        elapsed_ms=call.elapsed_ms,
+        error=call.failure,
+    )
+
+
+def _turn_row(tries: Sequence[LlmCall], run_index: int, index: _Index, until_seq: int) -> TurnRow:
+    """One turn from the LLM calls that tried it (the fallback chain, in order)."""
+    call = tries[-1]
     inp, out = call.input, call.output
+    user = next((u for t in tries if (u := _user_message(t)) is not None), None)
     row = TurnRow(
         turn=inp.turn,
         run_index=run_index,
@@ -133,7 +152,8 @@ def _turn_row(call: LlmCall, run_index: int, index: _Index, until_seq: int) -> T
         error=call.failure,
         attempt=call.attempt,
         pending=out is None and call.failure is None,
-        user_text=_user_text(call),
+        user_text=user[1] if user else None,
+        attempts=[_attempt(t) for t in tries],
     )
     if out is None:
         return row
@@ -152,37 +172,55 @@ def _turn_row(call: LlmCall, run_index: int, index: _Index, until_seq: int) -> T
     )
 
 
+def _turns_tried(runs: Sequence[DecodedRun]) -> list[tuple[int, list[LlmCall]]]:
+    """(run index, the calls that tried it) per turn, in transcript order."""
+    calls = sorted(
+        ((r.run_index, c) for r in runs for c in r.llm_calls),
+        key=lambda pair: (pair[1].input.assistant_seq, pair[0], pair[1].scheduled_event_id),
+    )
+    grouped: list[tuple[int, list[LlmCall]]] = []
+    for run_index, call in calls:
+        if grouped and grouped[-1][1][-1].input.turn == call.input.turn:
+            grouped[-1][1].append(call)
+        else:
+            grouped.append((run_index, [call]))
+    return grouped
+
+
 def build_trace(
     session_id: str,
     workflow_id: str,
     runs: Sequence[DecodedRun],
-    stored: Sequence[StoredMessage],
+    stored: Sequence[StoredMessage] | None,
     *,
     namespace: str = "default",
     ui_url: str | None = None,
     args_chars: int | None = ARGS_CHARS,
 ) -> Trace:
-    """``runs`` oldest first; ``stored`` is the session's transcript (may be empty).
+    """``runs`` oldest first; ``stored`` is the session's transcript, None when the store
+    was not read.
     ``args_chars``: how much of each call's arguments to show (None: all of them)."""
-    index = _Index(runs, stored)
-    calls = sorted(
-        ((r.run_index, c) for r in runs for c in r.llm_calls),
-        key=lambda pair: pair[1].input.assistant_seq,
-    )
+    rows = list(stored or [])
+    index = _Index(runs, rows)
+    tried = _turns_tried(runs)
     last_seq = max([*index.stored, *index.appends], default=0)
     turns: list[TurnRow] = []
-    for position, (run_index, call) in enumerate(calls):
-        if position + 1 < len(calls):
-            until = calls[position + 1][1].input.assistant_seq
+    for position, (run_index, tries) in enumerate(tried):
+        if position + 1 < len(tried):
+            until = tried[position + 1][1][0].input.assistant_seq
         else:
-            until = max(last_seq, call.input.assistant_seq + _call_count(call)) + 1
-        turns.append(_turn_row(call, run_index, index, until))
-    usage = sum((c.output.usage for _, c in calls if c.output), Usage())
+            until = max(last_seq, tries[-1].input.assistant_seq + _call_count(tries[-1])) + 1
+        turns.append(_turn_row(tries, run_index, index, until))
+    usage = sum((t[-1].output.usage for _, t in tried if t[-1].output), Usage())
     results: dict[str, RunResult] = {}
     for run in runs:
         results.update({r.message_id: r for r in run.results})
-    user_stored = [m for m in stored if m.message.role == "user" and not m.message.synthetic]
-    user_messages = len(user_stored) if stored else sum(1 for t in turns if t.user_text)
+    user_stored = [m for m in rows if m.message.role == "user" and not m.message.synthetic]
+    user_messages = len(user_stored) if rows else sum(1 for t in turns if t.user_text)
+    users = {m.seq: preview(m.message.content, USER_PREVIEW_CHARS) for m in user_stored}
+    for tries in (t for _, t in tried):
+        if (user := _user_message(tries[0])) is not None:
+            users.setdefault(*user)
     trace = Trace(
         session_id=session_id,
         workflow_id=workflow_id,
@@ -193,18 +231,20 @@ def build_trace(
                 run_id=r.run_id,
                 event_count=r.event_count,
                 history_bytes=r.history_bytes,
-                turns=len(r.llm_calls),
+                turns=len({c.input.turn for c in r.llm_calls}),
             )
             for r in runs
         ],
         turns=turns,
-        messages=len(stored),
+        messages=len(rows),
         user_messages=user_messages,
         message_results=list(results.values()),
+        by_message=message_rows(turns, users, list(results.values())),
+        store_read=stored is not None,
         usage=usage,
         ui_url=f"{ui_url}/namespaces/{namespace}/workflows/{workflow_id}" if ui_url else None,
     )
-    return with_arguments(trace, stored, args_chars)
+    return with_arguments(trace, rows, args_chars)
 
 
 def _call_count(call: LlmCall) -> int:

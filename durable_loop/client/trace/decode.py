@@ -66,6 +66,7 @@ def decode_run(events: Sequence[HistoryEvent], run_id: str, run_index: int) -> D
             elif isinstance(record, ToolRun):
                 run.tool_runs.append(record)
             if record is not None:
+                record.scheduled_ns = event.event_time.ToNanoseconds()
                 scheduled[event.event_id] = record
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
             started = event.activity_task_started_event_attributes
@@ -77,14 +78,18 @@ def decode_run(events: Sequence[HistoryEvent], run_id: str, run_index: int) -> D
                 rec.output = _decode(done.result, LlmTurnOutput)
             elif isinstance(rec, ToolRun):
                 rec.output = _decode(done.result, ToolRunOutput)
+            if rec is not None:
+                rec.closed_ns = event.event_time.ToNanoseconds()
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
             failed = event.activity_task_failed_event_attributes
             if (rec := scheduled.get(failed.scheduled_event_id)) is not None:
                 rec.failure = failure_error(failed.failure)
+                rec.closed_ns = event.event_time.ToNanoseconds()
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
             timed_out = event.activity_task_timed_out_event_attributes
             if (rec := scheduled.get(timed_out.scheduled_event_id)) is not None:
                 rec.failure = failure_error(timed_out.failure)
+                rec.closed_ns = event.event_time.ToNanoseconds()
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
             outcome = event.workflow_execution_update_completed_event_attributes.outcome
             if outcome.HasField("success") and (res := _decode(outcome.success, RunResult)):

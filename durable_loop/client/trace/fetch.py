@@ -68,7 +68,7 @@ async def load_trace(
     for history in histories:
         await decode_payloads(history.events, client.data_converter)
     runs = [decode_run(h.events, h.run_id, i) for i, h in enumerate(histories)]
-    stored = await fetch_messages(db_url, session_id) if db_url else []
+    stored = await fetch_messages(db_url, session_id) if db_url else None
     return build_trace(
         session_id,
         workflow_id,

@@ -26,6 +26,15 @@ class ActivityOutcome(BaseModel):
     attempt: int = 1
     failure: CodedError | None = None
     scheduled_event_id: int = 0
+    scheduled_ns: int = 0
+    closed_ns: int | None = None
+
+    @property
+    def elapsed_ms(self) -> float | None:
+        """From scheduling to the end of the last attempt (retries and back-off included)."""
+        if self.closed_ns is None or not self.scheduled_ns:
+            return None
+        return (self.closed_ns - self.scheduled_ns) / 1e6
 
 
 class LlmCall(ActivityOutcome):
@@ -71,7 +80,7 @@ class CallRow(BaseModel):
     error_codes: list[str] = Field(default_factory=list)
     executed: bool = False
     reused: bool = False
-    duration_ms: int | None = None
+    duration_ms: float | None = None
     result_seq: int | None = None
     source: CallSource = "unknown"
     arguments: CallArguments | None = Field(
@@ -79,8 +88,20 @@ class CallRow(BaseModel):
     )
 
 
+class AttemptRow(BaseModel):
+    """One model's try at a turn: one scheduled LLM activity and all its retries."""
+
+    model: str
+    attempts: int = Field(description="Activity attempts (1 + retries)")
+    ok: bool | None = Field(description="None while it is still running")
+    elapsed_ms: float | None = Field(
+        default=None, description="From scheduling to the end of the last attempt"
+    )
+    error: CodedError | None = None
+
+
 class TurnRow(BaseModel):
-    turn: int
+    turn: int = Field(description="Session turn: numbered across all messages of the session")
     run_index: int
     assistant_seq: int
     model: str
@@ -97,6 +118,21 @@ class TurnRow(BaseModel):
     user_text: str | None = Field(
         default=None, description="Preview of the user message this turn starts answering"
     )
+    attempts: list[AttemptRow] = Field(
+        default_factory=list, description="Each model tried for this turn, in order"
+    )
+
+
+class MessageRow(BaseModel):
+    """One user message: its result, when history holds one, and its turns."""
+
+    message_id: str | None = None
+    user_text: str | None = Field(default=None, description="None when the store was not read")
+    status: Literal["completed", "failed"] | None = Field(
+        default=None, description="None while it runs, or when it was posted by Signal"
+    )
+    error: CodedError | None = None
+    session_turns: list[int] = Field(default_factory=list)
 
 
 class RunInfo(BaseModel):
@@ -116,6 +152,8 @@ class Trace(BaseModel):
     messages: int = Field(description="Messages in the transcript store")
     user_messages: int
     message_results: list[RunResult] = Field(default_factory=list)
+    by_message: list[MessageRow] = Field(default_factory=list)
+    store_read: bool = Field(default=True, description="False: history only (--no-store)")
     usage: Usage = Usage()
     ui_url: str | None = None
 

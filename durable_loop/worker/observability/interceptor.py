@@ -25,15 +25,22 @@ from temporalio.worker import (
 from temporalio.worker import WorkflowInboundInterceptor as _WorkflowInbound
 
 from durable_loop.core import names
-from durable_loop.core.contracts import LlmTurnOutput, ToolRunOutput
+from durable_loop.core.contracts import LlmTurnInput, LlmTurnOutput, ToolRunOutput
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import FACTS_COMMIT, PROPOSAL_CLOSE, SettleOutput
 from durable_loop.worker.observability.context import Subject, about, subject_of
 from durable_loop.worker.observability.metrics import WorkerMetrics
-from durable_loop.worker.observability.turn_spans import TurnSpans
+from durable_loop.worker.observability.turn_spans import TurnSpans, fallback_attributes
 
 TOOL_ACTIVITIES = {names.RUN_TOOL, names.RUN_LONG_TOOL}
 SETTLE_ACTIVITIES = {FACTS_COMMIT, PROPOSAL_CLOSE}
+
+
+def error_code(err: BaseException, default: str) -> str:
+    """The code a failed activity raised (an ApplicationError's type), else ``default``."""
+    if isinstance(err, ApplicationError) and err.type:
+        return err.type
+    return default
 
 
 class ObservabilityInterceptor(Interceptor):
@@ -86,29 +93,51 @@ class _ActivityObserver(ActivityInboundInterceptor):
         endpoint = getattr(arg, "endpoint", None)
         if endpoint is not None:
             attributes["durable_loop.model"] = endpoint.model
+        if isinstance(arg, LlmTurnInput):
+            attributes.update(fallback_attributes(arg))
         attributes["durable_loop.attempt"] = activity.info().attempt
+        # One pair of timestamps for the span and the latency metrics, so both agree.
+        started = time.time_ns()
         span = (
-            self.root.tracer.start_span(span_name, attributes=attributes)
+            self.root.tracer.start_span(span_name, attributes=attributes, start_time=started)
             if self.root.tracer
             else opentelemetry.trace.INVALID_SPAN
         )
-        started = time.monotonic()
-        with opentelemetry.trace.use_span(span, end_on_exit=True, record_exception=False):
-            try:
+        try:
+            with opentelemetry.trace.use_span(span, end_on_exit=False, record_exception=False):
                 out = await super().execute_activity(input)
-            except BaseException as err:
-                span.set_status(Status(StatusCode.ERROR, str(err)))
-                span.record_exception(err)
-                record(arg, None, err, time.monotonic() - started, span)
-                raise
-            record(arg, out, None, time.monotonic() - started, span)
-            return out
+        except BaseException as err:
+            span.set_status(Status(StatusCode.ERROR, str(err)))
+            span.record_exception(err)
+            record(arg, None, err, span)
+            span.end(end_time=max(time.time_ns(), started))
+            raise
+        record(arg, out, None, span)
+        ended = max(time.time_ns(), started)
+        span.end(end_time=ended)
+        self._observe_latency(arg, out, (ended - started) / 1e9)
+        return out
 
-    def _llm(
-        self, arg: Any, out: Any, err: BaseException | None, elapsed: float, span: Any
-    ) -> None:
+    def _observe_latency(self, arg: Any, out: Any, seconds: float) -> None:
+        metrics = self.root.metrics
+        if metrics is None:
+            return
+        if isinstance(out, LlmTurnOutput) and not out.cached:
+            model = out.model or getattr(getattr(arg, "endpoint", None), "model", "unknown")
+            metrics.llm_latency.labels(model=model).observe(seconds)
+        elif isinstance(out, ToolRunOutput) and not out.cached:
+            metrics.tool_latency.labels(tool=getattr(arg, "name", "unknown")).observe(seconds)
+
+    def _llm(self, arg: Any, out: Any, err: BaseException | None, span: Any) -> None:
         model = getattr(getattr(arg, "endpoint", None), "model", "unknown")
         metrics = self.root.metrics
+        fell_back = isinstance(arg, LlmTurnInput) and bool(arg.fallback_from)
+        if metrics is not None and fell_back and activity.info().attempt == 1:
+            metrics.fallbacks.labels(
+                from_model=arg.fallback_from[-1],
+                to_model=model,
+                reason=arg.fallback_reason or ErrorCode.ERROR,
+            ).inc()
         if isinstance(out, LlmTurnOutput):
             span.set_attributes(
                 {
@@ -119,16 +148,17 @@ class _ActivityObserver(ActivityInboundInterceptor):
                 }
             )
             if metrics is not None and not out.cached:
-                metrics.turns.labels(model=out.model or model).inc()
-                latency = out.latency_ms / 1000 if out.latency_ms else elapsed
-                metrics.llm_latency.labels(model=out.model or model).observe(latency)
-        elif err is not None and metrics is not None:
-            code = err.type if isinstance(err, ApplicationError) and err.type else ErrorCode.ERROR
-            metrics.llm_failures.labels(code=code).inc()
+                answered = out.model or model
+                metrics.turns.labels(model=answered).inc()
+                metrics.input_tokens.labels(model=answered).inc(out.usage.input_tokens)
+                metrics.output_tokens.labels(model=answered).inc(out.usage.output_tokens)
+        elif err is not None:
+            code = error_code(err, ErrorCode.ERROR)
+            span.set_attribute("durable_loop.error_code", code)
+            if metrics is not None:
+                metrics.llm_failures.labels(code=code, model=model).inc()
 
-    def _tool(
-        self, arg: Any, out: Any, err: BaseException | None, elapsed: float, span: Any
-    ) -> None:
+    def _tool(self, arg: Any, out: Any, err: BaseException | None, span: Any) -> None:
         tool = getattr(arg, "name", "unknown")
         metrics = self.root.metrics
         if isinstance(out, ToolRunOutput):
@@ -141,17 +171,20 @@ class _ActivityObserver(ActivityInboundInterceptor):
                     "durable_loop.proposal": bool(out.proposal),
                 }
             )
+            if not out.ok:
+                code = out.error_codes[0] if out.error_codes else ErrorCode.TOOL_ERROR
+                span.set_attribute("durable_loop.error_code", code)
+                span.set_status(Status(StatusCode.ERROR, ",".join(out.error_codes) or code))
             if metrics is not None and not out.cached:
                 metrics.tool_calls.labels(tool=tool, outcome=outcome).inc()
-                metrics.tool_latency.labels(tool=tool).observe(elapsed)
                 if out.proposal is not None:
                     metrics.approvals_pending.inc()
-        elif err is not None and metrics is not None:
-            metrics.tool_calls.labels(tool=tool, outcome="failed").inc()
+        elif err is not None:
+            span.set_attribute("durable_loop.error_code", error_code(err, ErrorCode.TOOL_ERROR))
+            if metrics is not None:
+                metrics.tool_calls.labels(tool=tool, outcome="failed").inc()
 
-    def _settle(
-        self, arg: Any, out: Any, err: BaseException | None, elapsed: float, span: Any
-    ) -> None:
+    def _settle(self, arg: Any, out: Any, err: BaseException | None, span: Any) -> None:
         if not isinstance(out, SettleOutput):
             return
         span.set_attribute("durable_loop.status", out.status)

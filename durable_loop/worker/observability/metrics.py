@@ -16,15 +16,34 @@ class WorkerMetrics:
         )
         self.llm_latency = Histogram(
             "durable_loop_llm_latency_seconds",
-            "Latency of one LLM request, by model",
+            "Duration of one LLM activity attempt that answered (the llm_call span), by model",
             ["model"],
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
         self.llm_failures = Counter(
             "durable_loop_llm_failures",
-            "LLM activity attempts that failed, by error code",
-            ["code"],
+            "LLM activity attempts that failed, by error code and model",
+            ["code", "model"],
+            registry=r,
+        )
+        self.input_tokens = Counter(
+            "durable_loop_llm_input_tokens",
+            "Input tokens the provider reported, by model",
+            ["model"],
+            registry=r,
+        )
+        self.output_tokens = Counter(
+            "durable_loop_llm_output_tokens",
+            "Output tokens the provider reported, by model",
+            ["model"],
+            registry=r,
+        )
+        self.fallbacks = Counter(
+            "durable_loop_llm_fallbacks",
+            "Turns that moved to the next model of the fallback chain, by the model that "
+            "failed, the model tried next and the failure's error code",
+            ["from_model", "to_model", "reason"],
             registry=r,
         )
         self.tool_calls = Counter(

@@ -3,18 +3,20 @@ passes the mapping in): OTEL_* for tracing, DURABLE_LOOP_METRICS_* and DURABLE_L
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import opentelemetry.trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 from pydantic import BaseModel, Field
-from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.worker import Interceptor
 
 from durable_loop.worker.observability.interceptor import ObservabilityInterceptor
 from durable_loop.worker.observability.logs import configure_logging
+from durable_loop.worker.observability.message_traces import SessionTracingInterceptor
 from durable_loop.worker.observability.metrics import WorkerMetrics
 
 SERVICE_NAME = "durable-loop-worker"
@@ -64,6 +66,16 @@ class Observability:
             self.provider.shutdown()
 
 
+def service_resource(default_name: str = SERVICE_NAME) -> Resource:
+    """The SDK's own detection (``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``, the
+    configured detectors) decides; ``default_name`` only replaces its ``unknown_service``."""
+    detected = Resource.create()
+    name = str(detected.attributes.get("service.name", ""))
+    if name and not name.startswith("unknown_service"):
+        return detected
+    return detected.merge(Resource({"service.name": default_name}))
+
+
 def _exporter(name: str) -> SpanExporter:
     if name == "console":
         return ConsoleSpanExporter()
@@ -75,12 +87,30 @@ def _exporter(name: str) -> SpanExporter:
 
 
 def tracing(provider: TracerProvider, metrics: WorkerMetrics | None) -> list[Interceptor]:
-    """TracingInterceptor first (its workflow context is what turn spans attach to)."""
+    """The tracing interceptor first (its workflow context is what turn spans attach to)."""
     tracer = provider.get_tracer("durable_loop")
     return [
-        TracingInterceptor(tracer, always_create_workflow_spans=True),
+        SessionTracingInterceptor(tracer, always_create_workflow_spans=True),
         ObservabilityInterceptor(tracer=tracer, metrics=metrics),
     ]
+
+
+@contextmanager
+def process_tracing(environ: Mapping[str, str], default_name: str) -> Iterator[None]:
+    """A process-wide tracer provider for a client process (CLI, service) from OTEL_*, so
+    its ``send_message`` spans, the roots of the messages' traces, are exported too; its
+    spans are flushed when the block ends. Nothing is installed without an exporter."""
+    settings = ObservabilitySettings.from_env(environ)
+    if settings.traces_exporter == "none":
+        yield
+        return
+    provider = TracerProvider(resource=service_resource(default_name))
+    provider.add_span_processor(BatchSpanProcessor(_exporter(settings.traces_exporter)))
+    opentelemetry.trace.set_tracer_provider(provider)
+    try:
+        yield
+    finally:
+        provider.shutdown()
 
 
 def observability(settings: ObservabilitySettings) -> Observability:
@@ -94,7 +124,7 @@ def observability(settings: ObservabilitySettings) -> Observability:
             [ObservabilityInterceptor(metrics=metrics)] if metrics else []
         )
         return Observability(interceptors=interceptors, metrics=metrics)
-    provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}))
+    provider = TracerProvider(resource=service_resource())
     provider.add_span_processor(BatchSpanProcessor(_exporter(settings.traces_exporter)))
     return Observability(
         interceptors=tracing(provider, metrics), metrics=metrics, provider=provider

@@ -20,6 +20,17 @@ from durable_loop.core import names
 from durable_loop.core.contracts import LlmTurnInput
 
 
+def fallback_attributes(inp: LlmTurnInput) -> dict[str, str]:
+    """The fallback that led to this attempt (from -> to, reason), or nothing."""
+    if not inp.fallback_from:
+        return {}
+    return {
+        "durable_loop.fallback.from": inp.fallback_from[-1],
+        "durable_loop.fallback.to": inp.endpoint.model,
+        "durable_loop.fallback.reason": inp.fallback_reason or "",
+    }
+
+
 class TurnSpans(WorkflowInboundInterceptor):
     def init(self, outbound: WorkflowOutboundInterceptor) -> None:
         super().init(_TurnOutbound(outbound))
@@ -36,6 +47,7 @@ class _TurnOutbound(WorkflowOutboundInterceptor):
                     "durable_loop.turn": arg.turn,
                     "durable_loop.model": arg.endpoint.model,
                     "durable_loop.appends": len(arg.appends),
+                    **fallback_attributes(arg),
                 },
             )
         return super().start_activity(input)

@@ -120,10 +120,12 @@ async def test_trace_without_store_still_reports_history_results(loop_worker, sc
         await w.sessions.send(sid, "2+2")
         histories = await w.histories(sid)
     runs = [decode_run(h.events, h.run_id, i) for i, h in enumerate(histories)]
-    trace = build_trace(sid, names.session_workflow_id(sid), runs, [])
+    trace = build_trace(sid, names.session_workflow_id(sid), runs, None)
     assert calls_of(trace) == [[("only", "add", True, [], True)], []]
-    assert trace.turns[0].calls[0].duration_ms is not None
+    duration = trace.turns[0].calls[0].duration_ms
+    assert duration is not None and duration > 0  # a sub-millisecond tool is not 0 ms
     assert trace.messages == 0 and trace.user_messages == 1 and trace.ui_url is None
+    assert not trace.store_read
 
 
 async def test_trace_follows_continue_as_new(loop_worker, scripted_llm):
@@ -158,7 +160,7 @@ async def test_trace_follows_continue_as_new(loop_worker, scripted_llm):
     print_trace(trace, console)
     text = console.export_text()
     header = next(line for line in text.splitlines() if "LLM ms" in line)
-    assert header.split("┃")[1:3] == [" turn ", " run "]
+    assert header.split("┃")[1:3] == [" session turn ", " run "]
     assert f"turns: {2 * messages}" in text
     assert f"runs: #0 {trace.runs[0].run_id[:8]}" in text
     assert "add m11 ok" in text
