@@ -11,24 +11,27 @@ from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace,
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
+    import socket
     from contextlib import AbstractAsyncContextManager
 
     from durable_loop.service.deps import ServiceDeps, ServiceLimits
     from durable_loop.worker.settings import WorkerSettings
 
+DEFAULT_PORT = 8090
+"""Not 8080: `durable-loop local-llm` and the default ``LlmEndpoint.base_url`` use it."""
 TOKENS_ENV = "DURABLE_LOOP_API_TOKENS"
 TOKENS_FILE_ENV = "DURABLE_LOOP_API_TOKENS_FILE"
 
 
 def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="HTTP port.")] = 8080,
+    port: Annotated[int, typer.Option("--port", help="HTTP port.")] = DEFAULT_PORT,
     tokens_file: Annotated[
         Path | None,
         typer.Option(
             "--tokens-file",
             help=f"File of TOKEN=IDENTITY lines. Env: {TOKENS_FILE_ENV}; inline tokens: "
-            f"{TOKENS_ENV}=token1=alice,token2=bob.",
+            f"{TOKENS_ENV}, e.g. token1=alice,token2=bob.",
             show_default=False,
         ),
     ] = None,
@@ -48,10 +51,8 @@ def serve(
     /docs) and the approval page at /ui/approvals, with bearer-token auth."""
     import os
 
-    import uvicorn
-
     from durable_loop.cli.errors import CliError
-    from durable_loop.service import create_app
+    from durable_loop.cli.http_serving import run_on_port
     from durable_loop.service.auth import TokenBook, TokenError, load_tokens
     from durable_loop.service.deps import ServiceLimits
     from durable_loop.worker.settings import WorkerSettings
@@ -75,9 +76,21 @@ def serve(
         db_url=db_url,
     )
     limits = ServiceLimits(max_message_chars=max_message_chars, reply_timeout_s=reply_timeout)
-    app = create_app(open_deps=lambda: open_service_deps(settings, TokenBook(tokens), limits))
-    typer.echo(f"durable-loop service on http://{host}:{port} (approvals: /ui/approvals)")
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    book = TokenBook(tokens)
+    run_on_port(host, port, lambda sock: run_service(sock, settings, book, limits))
+
+
+async def run_service(
+    sock: socket.socket, settings: WorkerSettings, tokens: object, limits: ServiceLimits
+) -> None:
+    """Connect (``TEMPORAL_UNREACHABLE`` before anything is announced), then serve."""
+    from durable_loop.cli.http_serving import serve_app
+    from durable_loop.service import create_app
+
+    async with open_service_deps(settings, tokens, limits) as deps:
+        host, port = sock.getsockname()[:2]
+        typer.echo(f"durable-loop service on http://{host}:{port} (approvals: /ui/approvals)")
+        await serve_app(create_app(deps), sock)
 
 
 def open_service_deps(
