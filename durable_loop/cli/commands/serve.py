@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace, TaskQueue
+from durable_loop.cli.commands.options import (
+    Address,
+    ApiKey,
+    DbUrl,
+    Namespace,
+    TaskQueue,
+    WebUiUrl,
+)
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -44,6 +51,7 @@ def serve(
     address: Address = None,
     namespace: Namespace = None,
     api_key: ApiKey = None,
+    web_ui_url: WebUiUrl = None,
     task_queue: TaskQueue = None,
     db_url: DbUrl = None,
 ) -> None:
@@ -71,7 +79,12 @@ def serve(
             "refuses every request without a token",
         )
     settings = WorkerSettings.load(
-        temporal={"address": address, "namespace": namespace, "api_key": api_key},
+        temporal={
+            "address": address,
+            "namespace": namespace,
+            "api_key": api_key,
+            "web_ui_url": web_ui_url,
+        },
         task_queue=task_queue,
         db_url=db_url,
     )

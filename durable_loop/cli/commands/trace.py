@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace
+from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace, WebUiUrl
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -18,6 +18,7 @@ def trace(
     address: Address = None,
     namespace: Namespace = None,
     api_key: ApiKey = None,
+    web_ui_url: WebUiUrl = None,
     db_url: DbUrl = None,
     no_store: Annotated[
         bool, typer.Option("--no-store", help="Use workflow history only.")
@@ -31,7 +32,12 @@ def trace(
     from durable_loop.worker.settings import WorkerSettings
 
     settings = WorkerSettings.load(
-        temporal={"address": address, "namespace": namespace, "api_key": api_key},
+        temporal={
+            "address": address,
+            "namespace": namespace,
+            "api_key": api_key,
+            "web_ui_url": web_ui_url,
+        },
         db_url=db_url,
     )
     result = asyncio.run(_load(session_id, settings, use_store=not no_store))
