@@ -21,6 +21,8 @@ from tests.docs.blocks import (
 )
 from tests.docs.stage import Stage
 
+pytestmark = pytest.mark.docs
+
 
 def runnable(page: Path) -> list[Block]:
     return [b for b in blocks_of(page) if b.language in RUNNABLE and b.skip_reason is None]
