@@ -41,7 +41,7 @@ from durable_loop.testing.history import replay_failures
 from durable_loop.testing.scripted import RecordedRequest, Reply, ScriptedLLM
 from durable_loop.tools.workspace import workspace_tools
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
-from tests.docs.blocks import REPO, Block
+from tests.docs.blocks import REPO, RUNNABLE, Block
 
 COMMAND_TIMEOUT_S = 120
 READY_TIMEOUT_S = 60
@@ -151,7 +151,7 @@ class Stage:
             "TEMPORAL_ADDRESS": self.address,
             "NO_COLOR": "1",
         }
-        if "DURABLE_LOOP_TEST_SERVER" in os.environ:
+        if "DURABLE_LOOP_TEST_SERVER" in os.environ:  # the `pytest` blocks run on this run's kind
             self.environ["DURABLE_LOOP_TEST_SERVER"] = os.environ["DURABLE_LOOP_TEST_SERVER"]
         self.substitutions = {
             "http://127.0.0.1:8080": llm.base_url,
@@ -159,7 +159,7 @@ class Stage:
             "127.0.0.1:7233": self.address,
         }
         self.workflow_ids: set[str] = set()
-        self.runs = 0
+        self.files = 0  # numbers the files the page writes
         for model, answer in MODELS.items():
             llm.script(model, [], then=answer)
 
@@ -169,7 +169,7 @@ class Stage:
         return text
 
     async def run(self, block: Block) -> None:
-        if block.skip_reason is not None or block.language not in {"sh", "python"}:
+        if block.skip_reason is not None or block.language not in RUNNABLE:
             return
         environ = dict(self.environ)
         async with contextlib.AsyncExitStack() as stack:
@@ -236,8 +236,8 @@ class Stage:
         self, block: Block, command: str, kind: str, environ: dict[str, str]
     ) -> AsyncIterator[None]:
         """A long-running command in the background while the rest of its block runs."""
-        self.runs += 1
-        log = self.cwd / f"service-{self.runs}.log"
+        self.files += 1
+        log = self.cwd / f"service-{self.files}.log"
         with log.open("wb") as sink:
             process = await asyncio.create_subprocess_exec(
                 "bash",
@@ -272,8 +272,8 @@ class Stage:
         given = block.directives.get("given", [])
         unknown = [name for name in given if name not in GIVEN]
         assert not unknown, f"{block.where}: no given {unknown} in tests/docs/stage.py"
-        self.runs += 1
-        spec = self.cwd / f"block-{self.runs}.json"
+        self.files += 1
+        spec = self.cwd / f"block-{self.files}.json"
         spec.write_text(
             json.dumps(
                 {
@@ -289,8 +289,8 @@ class Stage:
     async def run_pytest(self, block: Block, environ: dict[str, str]) -> None:
         """The block as the only test file of a project of its own: no pytest
         configuration, so it passes as written or not at all."""
-        self.runs += 1
-        project = self.cwd / f"project-{self.runs}"
+        self.files += 1
+        project = self.cwd / f"project-{self.files}"
         project.mkdir()
         (project / "test_example.py").write_text(block.source)
         argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"]
@@ -323,8 +323,8 @@ class Stage:
             await store.close()
 
     def fresh_db(self) -> str:
-        self.runs += 1
-        return f"sqlite:///{self.cwd / f'store-{self.runs}.db'}"
+        self.files += 1
+        return f"sqlite:///{self.cwd / f'store-{self.files}.db'}"
 
     async def fresh_session(self, session_id: str) -> None:
         workflow_id = names.session_workflow_id(session_id)
