@@ -10,18 +10,15 @@ from pathlib import Path
 import pytest
 
 import durable_loop
+from tests.docs.blocks import PAGES as DOC_PAGES
+from tests.docs.blocks import REPO, blocks_of
 
-REPO = Path(__file__).resolve().parent.parent
-PAGES = sorted(
-    [REPO / "README.md", *(REPO / "docs").glob("*.md"), *(REPO / "examples").rglob("README.md")]
-)
-FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+PAGES = sorted([*DOC_PAGES, *(REPO / "examples").rglob("README.md")])
 DEEP_IMPORT = re.compile(r"^\s*(from|import)\s+durable_loop\.", re.MULTILINE)
 
 
 def python_blocks(page: Path) -> list[tuple[int, str]]:
-    text = page.read_text()
-    return [(text.count("\n", 0, m.start()) + 2, m.group(1)) for m in FENCE.finditer(text)]
+    return [(b.line + 1, b.source) for b in blocks_of(page) if b.language == "python"]
 
 
 def test_the_pages_have_python_examples():

@@ -53,6 +53,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: Rich's option tables cut long option names and words at 80
+    # columns (`--max-concurrent-ac…`); plain help wraps instead (panels are not drawn)
+    rich_markup_mode=None,
 )
 
 app.command("server")(server.server)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from durable_loop.core.constants import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
+from durable_loop.client.web_ui import WEB_UI_ENV, recorded_web_ui
+from durable_loop.core.constants import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, STATE_DIR
 
 if TYPE_CHECKING:
     from durable_loop.client.codec.keys import KeyRing
@@ -25,6 +26,7 @@ TEMPORAL_ENV: dict[str, str] = {
     "tls_server_ca_cert_path": "TEMPORAL_TLS_SERVER_CA_CERT_PATH",
     "tls_server_name": "TEMPORAL_TLS_SERVER_NAME",
     "codec_keys": "DURABLE_LOOP_CODEC_KEYS",  # ours: payload encryption (docs/security.md)
+    "web_ui_url": WEB_UI_ENV,  # ours: links to the Web UI
 }
 
 
@@ -62,6 +64,9 @@ class TemporalSettings(BaseModel):
         repr=False,
         description="KEY_ID:BASE64_KEY[,...]: encrypt every payload (first key encrypts)",
     )
+    web_ui_url: str | None = Field(
+        default=None, description="the server's Web UI, for links (http://HOST:PORT)"
+    )
 
     @field_validator("codec_keys")
     @classmethod
@@ -93,13 +98,9 @@ class TemporalSettings(BaseModel):
         env = os.environ if environ is None else environ
         return cls.model_validate(pick(TEMPORAL_ENV, flags, env))
 
-    def is_local(self) -> bool:
-        host = self.address.rpartition(":")[0].strip("[]")
-        return host in {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
-
-    def ui_url(self) -> str | None:
-        """The dev server's Web UI (gRPC port + 1000) when the address is local."""
-        if not self.is_local():
-            return None
-        port = int(self.address.rpartition(":")[2])
-        return f"http://127.0.0.1:{port + 1000}"
+    def ui_url(self, state_dir: Path = STATE_DIR) -> str | None:
+        """The Web UI: as configured, else as ``durable-loop server`` recorded it for this
+        address, else unknown (no link rather than a guessed one)."""
+        if self.web_ui_url is not None:
+            return self.web_ui_url.rstrip("/")
+        return recorded_web_ui(self.address, state_dir)

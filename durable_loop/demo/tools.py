@@ -146,3 +146,8 @@ def demo_registry(notebook: Notebook) -> ToolRegistry:
     registry.register(notebook.note_add, name="note_add")
     registry.register(notebook.note_list, name="note_list")
     return registry
+
+
+def registry() -> ToolRegistry:
+    """``--tools durable_loop.demo.tools:registry``: the demo's tools with a fresh notebook."""
+    return demo_registry(Notebook())

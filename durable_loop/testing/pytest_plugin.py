@@ -4,11 +4,16 @@ Set ``DURABLE_LOOP_TEST_SERVER=dev`` to run against the embedded dev server inst
 the time-skipping test server (the default). ``DURABLE_LOOP_TEST_DB_URL`` points the
 store at another database (e.g. PostgreSQL). ``DURABLE_LOOP_TEST_CODEC_KEYS`` (same format
 as ``DURABLE_LOOP_CODEC_KEYS``) runs every ``loop_worker`` with payload encryption.
+
+An ``async def`` test that takes one of these fixtures runs on pytest-asyncio in the
+session's event loop (the one the Temporal environment lives in), without any asyncio
+setting in the project: pip install 'durable-loop[testing]' and write the test.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -34,6 +39,24 @@ from durable_loop.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.testing.history import replay_failures
 from durable_loop.testing.scripted import ScriptedLLM
 from durable_loop.worker.builder import WorkerDeps, WorkerTuning, build_worker, new_http_client
+
+FIXTURES = frozenset({"temporal_env", "scripted_llm", "store_url", "loop_worker"})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> None:
+    """Mark an async test that takes the fixtures above as a session-loop asyncio test,
+    unless the test, its class or its module says how to run it."""
+    if not inspect.iscoroutinefunction(obj) or not isinstance(
+        collector, pytest.Module | pytest.Class
+    ):
+        return
+    if not collector.funcnamefilter(name) or collector.get_closest_marker("asyncio"):
+        return
+    if any(mark.name == "asyncio" for mark in getattr(obj, "pytestmark", [])):
+        return
+    if FIXTURES & inspect.signature(obj).parameters.keys():
+        pytest.mark.asyncio(loop_scope="session")(obj)
 
 
 def test_server_kind() -> str:
@@ -100,7 +123,7 @@ class LoopWorker:
 WorkerFactory = Callable[..., AbstractAsyncContextManager[LoopWorker]]
 
 
-@pytest_asyncio.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def loop_worker(
     temporal_env: WorkflowEnvironment, store_url: str
 ) -> AsyncIterator[WorkerFactory]:

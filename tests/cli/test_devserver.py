@@ -23,6 +23,7 @@ from durable_loop.cli.devserver import (
     port_is_free,
     start_dev_server,
 )
+from durable_loop.client.settings import TemporalSettings
 from durable_loop.console import app
 
 CLI = [sys.executable, "-m", "durable_loop"]
@@ -122,6 +123,7 @@ def test_server_command_runs_until_signalled(tmp_path: Path, stop_signal: signal
         assert ui_url == f"http://127.0.0.1:{ui_port}"
         assert any(f"gRPC:   127.0.0.1:{port}" in line for line in lines)
         assert urllib.request.urlopen(ui_url, timeout=5).status == 200
+        assert TemporalSettings(address=f"127.0.0.1:{port}").ui_url(state) == ui_url
         with socket.create_connection(("127.0.0.1", port), timeout=5):
             pass
         process.send_signal(stop_signal)
@@ -133,3 +135,4 @@ def test_server_command_runs_until_signalled(tmp_path: Path, stop_signal: signal
     assert "Stopped." in out
     assert (state / "temporal.db").is_file()
     assert port_is_free(port) and port_is_free(ui_port), "the dev server outlived the command"
+    assert TemporalSettings(address=f"127.0.0.1:{port}").ui_url(state) is None

@@ -112,10 +112,12 @@ async def test_worker_process_serves_send_and_trace(temporal_env, scripted_llm, 
         assert (trace.turns[1].input_tokens, trace.turns[1].output_tokens) == (9, 2)
         assert trace.user_messages == 2
 
-        table = await invoke("trace", sid, "--address", address, "--db-url", db_url)
+        table = await invoke(
+            "trace", sid, "--address", address, "--db-url", db_url, "--web-ui-url", "http://ui.test"
+        )
         assert table.exit_code == 0, table.output
         assert "multiply mul-1 ok" in table.stdout
-        assert f"/namespaces/default/workflows/session-{sid}" in table.stdout
+        assert f"http://ui.test/namespaces/default/workflows/session-{sid}" in table.stdout
 
         worker.send_signal(signal.SIGTERM)
         out, err = await asyncio.to_thread(worker.communicate, timeout=30)

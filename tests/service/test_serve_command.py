@@ -75,3 +75,12 @@ async def test_serve_answers_with_auth(temporal_env, tmp_path):
     assert missing.status_code == 404
     assert missing.json()["error"]["code"] == "SESSION_NOT_FOUND"
     assert page.status_code == 200 and "API token" in page.text
+
+
+def test_serve_has_a_port_of_its_own():
+    from durable_loop.cli.commands.serve import DEFAULT_PORT
+    from durable_loop.cli.local_llm import DEFAULT_PORT as LOCAL_LLM_PORT
+    from durable_loop.core.endpoint import LlmEndpoint
+
+    endpoint_port = httpx.URL(LlmEndpoint(model="m").base_url).port
+    assert DEFAULT_PORT not in {LOCAL_LLM_PORT, endpoint_port}

@@ -22,7 +22,7 @@ ENV = {
 }
 
 
-def test_defaults_without_environment():
+def test_defaults_without_environment(tmp_path):
     settings = WorkerSettings.load({})
     assert settings.temporal.address == "127.0.0.1:7233"
     assert settings.temporal.namespace == "default"
@@ -30,10 +30,10 @@ def test_defaults_without_environment():
     assert settings.db_url == default_db_url()
     assert settings.db_url.endswith(".durable-loop/durable-loop.db")
     assert settings.tools is None
-    assert settings.temporal.ui_url() == "http://127.0.0.1:8233"
+    assert settings.temporal.ui_url(tmp_path) is None  # no `durable-loop server` recorded there
 
 
-def test_environment_fills_what_flags_leave_out():
+def test_environment_fills_what_flags_leave_out(tmp_path):
     settings = WorkerSettings.load(
         ENV,
         temporal={"namespace": "flag-ns", "address": None},
@@ -50,7 +50,7 @@ def test_environment_fills_what_flags_leave_out():
     assert settings.tools == "pkg.mod:registry"
     assert settings.tuning.max_concurrent_activities == 7
     assert settings.tuning.activity_task_pollers is None
-    assert settings.temporal.ui_url() is None
+    assert settings.temporal.ui_url(tmp_path) is None
     assert "k-123" not in repr(settings)
 
 

@@ -8,6 +8,7 @@ prints a fresh key entry to put in front of the list when rotating.
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -64,10 +65,13 @@ def codec_server(
         app = build_app(os.environ, tokens_file=tokens_file, origins=ui_origin)
     except CodecError as err:
         raise CliError(err.code, err.message) from None
-    import uvicorn
+    from durable_loop.cli.http_serving import run_on_port, serve_app
 
-    typer.echo(f"codec server on http://{host}:{port} (POST /decode, /encode)")
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    async def announce_and_serve(sock: socket.socket) -> None:
+        typer.echo(f"codec server on http://{host}:{port} (POST /decode, /encode)")
+        await serve_app(app, sock)
+
+    run_on_port(host, port, announce_and_serve)
 
 
 def build_app(  # type: ignore[no-untyped-def]

@@ -38,6 +38,16 @@ ApiKey = Annotated[
         show_default=False,
     ),
 ]
+WebUiUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--web-ui-url",
+        help="The server's Web UI, for links (http://HOST:PORT). Env: DURABLE_LOOP_WEB_UI_URL. "
+        "Default: the one `durable-loop server` runs, else no links.",
+        rich_help_panel=TEMPORAL_PANEL,
+        show_default=False,
+    ),
+]
 DbUrl = Annotated[
     str | None,
     typer.Option(

@@ -7,28 +7,38 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace, TaskQueue
+from durable_loop.cli.commands.options import (
+    Address,
+    ApiKey,
+    DbUrl,
+    Namespace,
+    TaskQueue,
+    WebUiUrl,
+)
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
+    import socket
     from contextlib import AbstractAsyncContextManager
 
     from durable_loop.service.deps import ServiceDeps, ServiceLimits
     from durable_loop.worker.settings import WorkerSettings
 
+DEFAULT_PORT = 8090
+"""Not 8080: `durable-loop local-llm` and the default ``LlmEndpoint.base_url`` use it."""
 TOKENS_ENV = "DURABLE_LOOP_API_TOKENS"
 TOKENS_FILE_ENV = "DURABLE_LOOP_API_TOKENS_FILE"
 
 
 def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="HTTP port.")] = 8080,
+    port: Annotated[int, typer.Option("--port", help="HTTP port.")] = DEFAULT_PORT,
     tokens_file: Annotated[
         Path | None,
         typer.Option(
             "--tokens-file",
             help=f"File of TOKEN=IDENTITY lines. Env: {TOKENS_FILE_ENV}; inline tokens: "
-            f"{TOKENS_ENV}=token1=alice,token2=bob.",
+            f"{TOKENS_ENV}, e.g. token1=alice,token2=bob.",
             show_default=False,
         ),
     ] = None,
@@ -41,6 +51,7 @@ def serve(
     address: Address = None,
     namespace: Namespace = None,
     api_key: ApiKey = None,
+    web_ui_url: WebUiUrl = None,
     task_queue: TaskQueue = None,
     db_url: DbUrl = None,
 ) -> None:
@@ -48,11 +59,9 @@ def serve(
     /docs) and the approval page at /ui/approvals, with bearer-token auth."""
     import os
 
-    import uvicorn
-
     from durable_loop.cli.errors import CliError
+    from durable_loop.cli.http_serving import run_on_port
     from durable_loop.cli.tracing import HTTP_SERVICE_NAME, client_tracing
-    from durable_loop.service import create_app
     from durable_loop.service.auth import TokenBook, TokenError, load_tokens
     from durable_loop.service.deps import ServiceLimits
     from durable_loop.worker.settings import WorkerSettings
@@ -71,15 +80,32 @@ def serve(
             "refuses every request without a token",
         )
     settings = WorkerSettings.load(
-        temporal={"address": address, "namespace": namespace, "api_key": api_key},
+        temporal={
+            "address": address,
+            "namespace": namespace,
+            "api_key": api_key,
+            "web_ui_url": web_ui_url,
+        },
         task_queue=task_queue,
         db_url=db_url,
     )
     limits = ServiceLimits(max_message_chars=max_message_chars, reply_timeout_s=reply_timeout)
-    app = create_app(open_deps=lambda: open_service_deps(settings, TokenBook(tokens), limits))
-    typer.echo(f"durable-loop service on http://{host}:{port} (approvals: /ui/approvals)")
+    book = TokenBook(tokens)
     with client_tracing(HTTP_SERVICE_NAME):
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        run_on_port(host, port, lambda sock: run_service(sock, settings, book, limits))
+
+
+async def run_service(
+    sock: socket.socket, settings: WorkerSettings, tokens: object, limits: ServiceLimits
+) -> None:
+    """Connect (``TEMPORAL_UNREACHABLE`` before anything is announced), then serve."""
+    from durable_loop.cli.http_serving import serve_app
+    from durable_loop.service import create_app
+
+    async with open_service_deps(settings, tokens, limits) as deps:
+        host, port = sock.getsockname()[:2]
+        typer.echo(f"durable-loop service on http://{host}:{port} (approvals: /ui/approvals)")
+        await serve_app(create_app(deps), sock)
 
 
 def open_service_deps(

@@ -3,16 +3,21 @@ foreground until Ctrl-C or SIGTERM."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from durable_loop.cli.commands.options import StateDir
 from durable_loop.core.constants import STATE_DIR
 from durable_loop.core.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from durable_loop.cli.devserver import DevServer
 
 
 def _parse_search_attributes(items: list[str]) -> dict[str, str]:
@@ -59,7 +64,7 @@ def server(
             search_attributes=_parse_search_attributes(search_attribute or []),
             log_level=log_level,
         )
-        with dev:
+        with dev, web_ui_recorded(dev, Path(state_dir)):
             typer.echo(f"Temporal dev server running (state: {dev.db_path}, log: {dev.log_path})")
             typer.echo(f"  gRPC:   {dev.address}  (namespace {dev.namespace})")
             typer.echo(f"  Web UI: {dev.ui_url}")
@@ -81,3 +86,15 @@ def server(
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def web_ui_recorded(dev: DevServer, state_dir: Path) -> Iterator[None]:
+    """While the server runs, the commands that print links find its Web UI."""
+    from durable_loop.client.web_ui import forget_web_ui, record_web_ui
+
+    record_web_ui(dev.address, dev.ui_url, state_dir)
+    try:
+        yield
+    finally:
+        forget_web_ui(dev.address, state_dir)

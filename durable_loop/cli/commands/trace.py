@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace
+from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace, WebUiUrl
 
 if TYPE_CHECKING:
     from durable_loop.client.trace.models import Trace
@@ -17,6 +17,7 @@ def trace(
     address: Address = None,
     namespace: Namespace = None,
     api_key: ApiKey = None,
+    web_ui_url: WebUiUrl = None,
     db_url: DbUrl = None,
     no_store: Annotated[
         bool,
@@ -42,7 +43,12 @@ def trace(
     from durable_loop.worker.settings import WorkerSettings
 
     settings = WorkerSettings.load(
-        temporal={"address": address, "namespace": namespace, "api_key": api_key},
+        temporal={
+            "address": address,
+            "namespace": namespace,
+            "api_key": api_key,
+            "web_ui_url": web_ui_url,
+        },
         db_url=db_url,
     )
     from durable_loop.client.trace.arguments import ARGS_CHARS

@@ -90,7 +90,11 @@ def worker(
         ),
     ] = None,
 ) -> None:
-    """Run a worker for the session workflow until Ctrl-C or SIGTERM."""
+    """Run a worker for the session workflow until Ctrl-C or SIGTERM.
+
+    Tools come from --tools, from the ensemble files named by DURABLE_LOOP_ENSEMBLES and
+    from the MCP servers of the file named by DURABLE_LOOP_MCP_CONFIG.
+    """
     import asyncio
 
     from durable_loop.worker.run import run_worker
