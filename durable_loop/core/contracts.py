@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
+from durable_loop.core.circuit import BreakerState
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import CodedError
@@ -51,6 +52,10 @@ class FallbackRecord(BaseModel):
     failed_model: str
     error: CodedError
     next_model: str
+    skipped: bool = Field(
+        default=False,
+        description="No attempt: the model's circuit breaker was open (error CIRCUIT_OPEN)",
+    )
 
 
 class RunResult(BaseModel):
@@ -141,6 +146,7 @@ class CarriedState(BaseModel):
     dedup: dict[str, int] = Field(
         default_factory=dict, description="name:args_sha256 -> result seq of deduplicated tools"
     )
+    breaker: BreakerState = Field(default_factory=BreakerState)
 
 
 class SessionInput(BaseModel):

@@ -5,6 +5,9 @@
   (same transcript reference, same assistant seq) runs on the next model of
   ``fallback_llms``. Each switch is a :class:`FallbackRecord` in the RunResult, and the
   reply's stored meta names the models that failed before it.
+* The circuit breaker (``core.circuit``, session state): a model that keeps failing with
+  a retryable error is skipped (a ``skipped`` FallbackRecord, CIRCUIT_OPEN) until its
+  cool-down ends, then probed with one attempt.
 * The session budget: ``max_session_tokens`` is checked before every LLM turn.
 * Model switching: the ``switch_model`` Update validates and applies a new chain from
   the next message on.
@@ -21,6 +24,7 @@ from temporalio.exceptions import ActivityError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core.catalog import refuse_unreliable_enforced
+    from durable_loop.core.circuit import CircuitBreaker, skipped_error
     from durable_loop.core.config import RuntimeConfig, SessionSettings
     from durable_loop.core.contracts import (
         FallbackRecord,
@@ -34,11 +38,15 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.errors import CodedError, ConfigError, ErrorCode
     from durable_loop.core.messages import Usage
     from durable_loop.core.providers import get_adapter
+    from durable_loop.core.retry import RetrySettings
 
 from durable_loop.workflows.refusals import refuse
 
 RunLlm = Callable[[LlmTurnInput], Awaitable[LlmTurnOutput]]
 Describe = Callable[[ActivityError], CodedError]
+
+BREAKER_PATCH = "fallback-circuit-breaker"
+PROBE_RETRY = RetrySettings(maximum_attempts=1)
 
 
 def budget_error(config: RuntimeConfig, used: Usage) -> CodedError | None:
@@ -54,37 +62,64 @@ def budget_error(config: RuntimeConfig, used: Usage) -> CodedError | None:
 
 
 class ModelRouter:
-    def __init__(self, settings: SessionSettings) -> None:
+    def __init__(self, settings: SessionSettings, breaker: CircuitBreaker) -> None:
         self.chain: list[LlmEndpoint] = [settings.llm, *settings.fallback_llms]
+        self.breaker = breaker
 
     async def run_turn(
         self, inp: LlmTurnInput, run: RunLlm, describe: Describe, result: RunResult
     ) -> LlmTurnOutput:
         """Run ``inp`` on each model of the chain until one answers; re-raise the last
-        failure when none does (cancellation is never retried elsewhere)."""
+        failure when none does (cancellation is never retried elsewhere). With the breaker
+        on, an open model is skipped (never the last of the chain) and a model past its
+        cool-down gets one attempt. The last model always gets its whole retry policy."""
         failed: list[str] = []
         for position, endpoint in enumerate(self.chain):
-            attempt = inp.model_copy(update={"endpoint": endpoint, "fallback_from": failed})
+            last = position + 1 == len(self.chain)
+            guarded = self.breaker.settings.enabled and not last
+            verdict = self.breaker.verdict(endpoint, workflow.now()) if guarded else "closed"
+            if verdict != "closed" and not workflow.patched(BREAKER_PATCH):
+                verdict = "closed"  # a run from before the breaker: no skip, no probe
+            if verdict == "open":
+                until = self.breaker.open_until(endpoint)
+                self._fell_back(result, inp, position, skipped_error(endpoint, until), True)
+                failed = [*failed, endpoint.model]
+                continue
+            probe = verdict == "probe"
+            tried = endpoint.model_copy(update={"retry": PROBE_RETRY}) if probe else endpoint
+            attempt = inp.model_copy(update={"endpoint": tried, "fallback_from": failed})
             try:
                 out = await run(attempt)
             except ActivityError as err:
-                last = position + 1 == len(self.chain)
-                if last or isinstance(err.cause, CancelledError):
+                if isinstance(err.cause, CancelledError):
                     raise
-                result.fallbacks.append(
-                    FallbackRecord(
-                        turn=inp.turn,
-                        failed_provider=endpoint.provider,
-                        failed_model=endpoint.model,
-                        error=describe(err),
-                        next_model=self.chain[position + 1].model,
-                    )
-                )
+                if guarded:
+                    self.breaker.failed(endpoint, describe(err), workflow.now())
+                if last:
+                    raise
+                self._fell_back(result, inp, position, describe(err), False)
                 failed = [*failed, endpoint.model]
                 continue
+            if guarded:
+                self.breaker.succeeded(endpoint)
             result.model = out.model
             return out
         raise AssertionError("the model chain is never empty")
+
+    def _fell_back(
+        self, result: RunResult, inp: LlmTurnInput, position: int, error: CodedError, skipped: bool
+    ) -> None:
+        endpoint = self.chain[position]
+        result.fallbacks.append(
+            FallbackRecord(
+                turn=inp.turn,
+                failed_provider=endpoint.provider,
+                failed_model=endpoint.model,
+                error=error,
+                next_model=self.chain[position + 1].model,
+                skipped=skipped,
+            )
+        )
 
 
 def validate_switch(settings: SessionSettings, request: SwitchModelRequest) -> None:

@@ -59,6 +59,7 @@ class SessionWorkflow(ProposalHandlers):
         self._cursor = SessionCursor(carried.next_seq, carried.turn_index, carried.usage)
         self._cursor.tail = list(carried.tail)
         self._cursor.dedup = dict(carried.dedup)
+        self._cursor.breaker = carried.breaker
         self._messages_done = carried.messages_done
         self._run_index = carried.run_index
         self._queue: list[UserMessage] = list(carried.queue)
@@ -145,6 +146,7 @@ class SessionWorkflow(ProposalHandlers):
             tail=self._cursor.tail,
             proposals=self._proposals.state(),
             dedup=self._cursor.dedup,
+            breaker=self._cursor.breaker,
         )
         return SessionInput(session_id=inp.session_id, settings=self._settings, carried=carried)
 

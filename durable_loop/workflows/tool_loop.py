@@ -15,6 +15,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core.activity_refs import LLM_TURN, WRITE_MESSAGES
+    from durable_loop.core.circuit import BreakerState, CircuitBreaker
     from durable_loop.core.config import SessionSettings, ToolUseMode
     from durable_loop.core.contracts import (
         AppendItem,
@@ -79,6 +80,7 @@ class SessionCursor:
         self.usage = usage
         self.tail: list[TailEntry] = []
         self.dedup: dict[str, int] = {}
+        self.breaker = BreakerState()
         self.summary_due: int | None = None
         """Transcript seq before which a context summary is due (see context_summary)."""
 
@@ -124,7 +126,9 @@ class MessageLoop:
         self.last_failure: tuple[str, str] | None = None
         """The most recent tool call of this message if it failed: (tool, error text)."""
         self.fallbacks_left = self.config.fallback_retry_count
-        self.router = ModelRouter(settings)
+        self.router = ModelRouter(
+            settings, CircuitBreaker(self.config.circuit_breaker, cursor.breaker)
+        )
         self.summaries = ContextSummaries(session_id, self.config, cursor)
         registered = catalog.by_name()
         self.registered = set(registered)
