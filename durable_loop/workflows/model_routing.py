@@ -8,7 +8,8 @@
 * The circuit breaker (``core.circuit``, session state): a model that keeps failing with
   a retryable error is skipped (a ``skipped`` FallbackRecord, CIRCUIT_OPEN) until its
   cool-down ends, then probed with one attempt.
-* The session budget: ``max_session_tokens`` is checked before every LLM turn.
+* The session budget: ``max_session_tokens`` is checked before every LLM turn, and the
+  tool calls of the turn that crossed it are not run (:func:`over_budget_plan`).
 * Model switching: the ``switch_model`` Update validates and applies a new chain from
   the next message on.
 
@@ -36,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.errors import CodedError, ConfigError, ErrorCode
+    from durable_loop.core.guards import TurnPlan
     from durable_loop.core.messages import Usage
     from durable_loop.core.providers import get_adapter
     from durable_loop.core.retry import RetrySettings
@@ -46,6 +48,7 @@ RunLlm = Callable[[LlmTurnInput], Awaitable[LlmTurnOutput]]
 Describe = Callable[[ActivityError], CodedError]
 
 BREAKER_PATCH = "fallback-circuit-breaker"
+BUDGET_TOOLS_PATCH = "budget-crossing-turn-runs-no-tools"
 PROBE_RETRY = RetrySettings(maximum_attempts=1)
 
 
@@ -59,6 +62,23 @@ def budget_error(config: RuntimeConfig, used: Usage) -> CodedError | None:
         message=f"the session has used {used.total_tokens} tokens of its "
         f"max_session_tokens={limit}; raise the budget or start a new session",
     )
+
+
+def over_budget_plan(plan: TurnPlan, config: RuntimeConfig, used: Usage) -> TurnPlan:
+    """The rule for the turn that crosses the budget while asking for tools: none of its
+    calls runs, since no LLM turn would read the results. Each call is paired with a
+    BUDGET_EXCEEDED result (calls refused for their own reason keep it), and the message
+    ends with BUDGET_EXCEEDED before the next LLM turn."""
+    error = budget_error(config, used)
+    if error is None or not workflow.patched(BUDGET_TOOLS_PATCH):
+        return plan
+    refused = [
+        d
+        if d.action == "reject"
+        else d.model_copy(update={"action": "reject", "error": error, "reuse_seq": None})
+        for d in plan.decisions
+    ]
+    return plan.model_copy(update={"decisions": refused, "repeated": False})
 
 
 class ModelRouter:

@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
 
 from durable_loop.workflows.activity_calls import run_activity, run_local_activity
 from durable_loop.workflows.context_summary import ContextSummaries
-from durable_loop.workflows.model_routing import ModelRouter, budget_error
+from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
 from durable_loop.workflows.tool_placement import heartbeat_timeout, run_tool_activity
 
@@ -302,6 +302,7 @@ class MessageLoop:
             seen_calls=self.seen_calls,
             first_result_seq=self.cursor.take_seq(len(out.tool_calls)),
         )
+        plan = over_budget_plan(plan, self.config, self.cursor.usage)
         plan, deduplicated = dedupe_plan(plan, self.specs, self.cursor.dedup)
         self.deduplicated |= deduplicated
         self.result.ignored_tool_calls += plan.ignored
