@@ -18,6 +18,7 @@ from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.models import Trace
 from durable_loop.client.update_retry import new_message_id, until_admitted
 from durable_loop.core import names
+from durable_loop.core.budget import BudgetChange, BudgetChangeResult
 from durable_loop.core.catalog import refuse_unreliable_enforced
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.constants import TASK_QUEUE
@@ -207,6 +208,30 @@ class SessionClient:
             names.UPDATE_SWITCH_MODEL,
             SwitchModelRequest(llm=llm, fallback_llms=fallback_llms),
             result_type=SwitchModelResult,
+        )
+
+    async def set_budget(
+        self,
+        session_id: str,
+        changed_by: str,
+        *,
+        max_session_tokens: int | None = None,
+        unlimited_tokens: bool = False,
+        max_turns: int | None = None,
+        comment: str | None = None,
+    ) -> BudgetChangeResult:
+        """Change the running session's budget from its next message on, recorded in the
+        audit log with ``changed_by``; a change without an author or without anything to
+        change is refused (``INVALID_SETTING``) before it enters history."""
+        change = BudgetChange(
+            changed_by=changed_by,
+            max_session_tokens=max_session_tokens,
+            unlimited_tokens=unlimited_tokens,
+            max_turns=max_turns,
+            comment=comment,
+        )
+        return await self.handle(session_id).execute_update(
+            names.UPDATE_SET_BUDGET, change, result_type=BudgetChangeResult
         )
 
     async def post(self, session_id: str, text: str, *, message_id: str | None = None) -> None:

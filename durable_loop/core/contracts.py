@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
+from durable_loop.core.budget import SessionBudget
 from durable_loop.core.circuit import BreakerState
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.endpoint import LlmEndpoint
@@ -96,6 +97,7 @@ class SessionStatus(BaseModel):
     run_index: int
     usage: Usage
     last_result: RunResult | None = None
+    budget: SessionBudget | None = Field(default=None, description="The budget in force")
 
 
 class SwitchModelRequest(BaseModel):

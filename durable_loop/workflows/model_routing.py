@@ -24,6 +24,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
+    from durable_loop.core.budget import BUDGET_COMMAND
     from durable_loop.core.catalog import refuse_unreliable_enforced
     from durable_loop.core.circuit import CircuitBreaker, skipped_error
     from durable_loop.core.config import RuntimeConfig, SessionSettings
@@ -60,7 +61,8 @@ def budget_error(config: RuntimeConfig, used: Usage) -> CodedError | None:
     return CodedError(
         code=ErrorCode.BUDGET_EXCEEDED,
         message=f"the session has used {used.total_tokens} tokens of its "
-        f"max_session_tokens={limit}; raise the budget or start a new session",
+        f"max_session_tokens={limit}; raise it with the set_budget Update "
+        f"(`{BUDGET_COMMAND}`, or POST /v1/sessions/SESSION/budget) or start a new session",
     )
 
 

@@ -17,6 +17,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
     from durable_loop.core.activity_refs import LIST_TOOLS
+    from durable_loop.core.budget import budget_of
     from durable_loop.core.config import LoopStrategy
     from durable_loop.core.contracts import (
         CarriedState,
@@ -37,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.activity_calls import run_local_activity
+from durable_loop.workflows.budget import BudgetHandlers
 from durable_loop.workflows.model_routing import switch_result, switched_settings, validate_switch
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.refusals import refuse
@@ -48,7 +50,7 @@ RECENT_RESULTS_KEPT = 32
 
 
 @workflow.defn(name=names.SESSION_WORKFLOW)
-class SessionWorkflow(ProposalHandlers):
+class SessionWorkflow(ProposalHandlers, BudgetHandlers):
     @workflow.init
     def __init__(self, inp: SessionInput) -> None:
         carried = inp.carried or CarriedState(
@@ -218,6 +220,7 @@ class SessionWorkflow(ProposalHandlers):
             run_index=self._run_index,
             usage=self._cursor.usage,
             last_result=last,
+            budget=budget_of(self._settings.runtime),
         )
 
     @workflow.query(name=names.QUERY_TAIL)
