@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from durable_loop.client.streaming import StreamEvent, send_streaming
     from durable_loop.client.trace.models import Trace
     from durable_loop.core import presets
+    from durable_loop.core.budget import BudgetChangeResult, SessionBudget
+    from durable_loop.core.circuit import CircuitBreakerSettings
     from durable_loop.core.config import (
         LoopStrategy,
         RouterConfig,
@@ -98,6 +100,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "WorkspaceSettings",
     ),
     "durable_loop.core.endpoint": ("ContextWindow", "LlmEndpoint"),
+    "durable_loop.core.circuit": ("CircuitBreakerSettings",),
     "durable_loop.core.retry": ("RetrySettings",),
     # results, messages and errors
     "durable_loop.core.contracts": (
@@ -113,6 +116,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TranscriptTail",
         "UserMessage",
     ),
+    "durable_loop.core.budget": ("BudgetChangeResult", "SessionBudget"),
     "durable_loop.core.messages": ("Message", "ToolCall", "Usage"),
     "durable_loop.core.envelope": ("Envelope",),
     "durable_loop.core.errors": ("CodedError", "ConfigError", "ErrorCode"),
@@ -166,10 +170,12 @@ _WHERE: dict[str, str] = {name: module for module, names in _EXPORTS.items() for
 _WHERE.update(_MODULES)
 
 __all__ = [
+    "BudgetChangeResult",
     "CarriedState",
     "ChildSessionInput",
     "ChildSessionResult",
     "ChildSessionWorkflow",
+    "CircuitBreakerSettings",
     "CodedError",
     "ConfigError",
     "ContextWindow",
@@ -194,6 +200,7 @@ __all__ = [
     "RunResult",
     "RuntimeConfig",
     "ScriptedLLM",
+    "SessionBudget",
     "SessionClient",
     "SessionEnd",
     "SessionSettings",

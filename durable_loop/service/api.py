@@ -15,6 +15,7 @@ from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeou
 from durable_loop.client.trace.fetch import StoreMissing
 from durable_loop.client.trace.models import Trace
 from durable_loop.core import names
+from durable_loop.core.budget import BudgetChangeResult
 from durable_loop.core.contracts import RunResult, SessionStatus
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import DecisionResult, ProposalList
@@ -29,6 +30,7 @@ from durable_loop.service.models import (
     PendingListing,
     PostMessage,
     SessionStarted,
+    SetBudget,
     StartSession,
 )
 
@@ -207,6 +209,17 @@ async def decide(
     return await deps.sessions.reject(
         session_id, proposal_id, identity, comment=body.comment, fingerprint=body.fingerprint
     )
+
+
+@router.post("/sessions/{session_id}/budget", tags=["sessions"])
+async def set_budget(
+    session_id: SessionId, body: SetBudget, deps: Deps, identity: Identity
+) -> BudgetChangeResult:
+    """Change the running session's budget from its next message on (the set_budget
+    Update); the token's identity is recorded in the audit log. A change with nothing to
+    change is refused (INVALID_SETTING) before it enters history."""
+    deps.directory.remember(session_id)
+    return await deps.sessions.set_budget(session_id, identity, **body.model_dump())
 
 
 @router.get("/sessions/{session_id}/trace", tags=["trace"])

@@ -49,6 +49,17 @@ class Decide(BaseModel):
     )
 
 
+class SetBudget(BaseModel):
+    """A budget change; the bearer token's identity is recorded as who made it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_session_tokens: int | None = Field(default=None, ge=1)
+    unlimited_tokens: bool = False
+    max_turns: int | None = Field(default=None, ge=1)
+    comment: str | None = Field(default=None, max_length=2_000)
+
+
 class CloseSession(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
