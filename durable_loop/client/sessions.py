@@ -43,6 +43,7 @@ from durable_loop.core.proposals import (
     ProposalList,
     Verdict,
 )
+from durable_loop.core.settings_digest import settings_digest
 from durable_loop.store.stream import StreamStore
 from durable_loop.workflows.visibility import MEMO_SESSION, MEMO_TITLE, PENDING_QUERY
 
@@ -154,9 +155,12 @@ class SessionClient:
         message_id: str | None = None,
     ) -> RunResult:
         """Update-with-start: one call that creates the session if needed and sends
-        (repeated with the same message id while the server times out admitting it)."""
+        (repeated with the same message id while the server times out admitting it). A
+        session that already runs keeps its own settings; the result's
+        ``settings_not_applied`` names those of ``settings`` that differ."""
         inp, memo = await self._session_input(session_id, settings)
         message_id = message_id or new_message_id()
+        digest = settings_digest(inp.settings)
 
         async def attempt() -> RunResult:
             start: WithStartWorkflowOperation[SessionInput, SessionEnd] = (
@@ -171,7 +175,7 @@ class SessionClient:
             )
             return await self.client.execute_update_with_start_workflow(
                 names.UPDATE_SEND_MESSAGE,
-                UserMessage(text=text, message_id=message_id),
+                UserMessage(text=text, message_id=message_id, settings_digest=digest),
                 start_workflow_operation=start,
                 id=message_id,
                 result_type=RunResult,

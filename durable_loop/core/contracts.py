@@ -30,6 +30,11 @@ class UserMessage(BaseModel):
     message_id: str | None = Field(
         default=None, description="Idempotency key: a resent id returns the first result"
     )
+    settings_digest: dict[str, str] | None = Field(
+        default=None,
+        description="Update-with-start: the digest of the settings sent to start the session "
+        "with (core.settings_digest), to say which of them a running session did not apply",
+    )
 
 
 class ToolOutcome(BaseModel):
@@ -76,6 +81,11 @@ class RunResult(BaseModel):
     fallbacks: list[FallbackRecord] = Field(default_factory=list)
     pipeline: PipelineTrace | None = Field(
         default=None, description="Router strategy: the route taken and each step's latency"
+    )
+    settings_not_applied: list[str] = Field(
+        default_factory=list,
+        description="Settings sent with this message (update-with-start) that the session, "
+        "already running, did not apply: change them with switch_model or set_budget",
     )
 
 

@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from durable_loop.core.errors import ErrorCode
     from durable_loop.core.messages import Usage
+    from durable_loop.core.settings_digest import not_applied
     from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.activity_calls import run_local_activity
@@ -158,10 +159,12 @@ class SessionWorkflow(ProposalHandlers, BudgetHandlers):
     async def send_message(self, message: UserMessage) -> RunResult:
         info = workflow.current_update_info()
         message_id = message.message_id or (info.id if info else str(workflow.uuid4()))
+        ignored = not_applied(message.settings_digest, self._settings)
         if message_id not in self._results and not self._is_pending(message_id):
             self._queue.append(UserMessage(text=message.text, message_id=message_id))
         await workflow.wait_condition(lambda: message_id in self._results)
-        return self._results[message_id]
+        result = self._results[message_id]
+        return result.model_copy(update={"settings_not_applied": ignored}) if ignored else result
 
     @send_message.validator
     def _validate_send(self, message: UserMessage) -> None:
