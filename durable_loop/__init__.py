@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from durable_loop.client.streaming import StreamEvent, send_streaming
     from durable_loop.client.trace.models import Trace
     from durable_loop.core import presets
-    from durable_loop.core.budget import BudgetChangeResult, SessionBudget
+    from durable_loop.core.budget import BudgetChange, BudgetChangeResult, SessionBudget
     from durable_loop.core.circuit import CircuitBreakerSettings
     from durable_loop.core.config import (
         LoopStrategy,
@@ -116,7 +116,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TranscriptTail",
         "UserMessage",
     ),
-    "durable_loop.core.budget": ("BudgetChangeResult", "SessionBudget"),
+    "durable_loop.core.budget": ("BudgetChange", "BudgetChangeResult", "SessionBudget"),
     "durable_loop.core.messages": ("Message", "ToolCall", "Usage"),
     "durable_loop.core.envelope": ("Envelope",),
     "durable_loop.core.errors": ("CodedError", "ConfigError", "ErrorCode"),
@@ -170,6 +170,7 @@ _WHERE: dict[str, str] = {name: module for module, names in _EXPORTS.items() for
 _WHERE.update(_MODULES)
 
 __all__ = [
+    "BudgetChange",
     "BudgetChangeResult",
     "CarriedState",
     "ChildSessionInput",

@@ -214,26 +214,10 @@ class SessionClient:
             result_type=SwitchModelResult,
         )
 
-    async def set_budget(
-        self,
-        session_id: str,
-        changed_by: str,
-        *,
-        max_session_tokens: int | None = None,
-        unlimited_tokens: bool = False,
-        max_turns: int | None = None,
-        comment: str | None = None,
-    ) -> BudgetChangeResult:
+    async def set_budget(self, session_id: str, change: BudgetChange) -> BudgetChangeResult:
         """Change the running session's budget from its next message on, recorded in the
-        audit log with ``changed_by``; a change without an author or without anything to
-        change is refused (``INVALID_SETTING``) before it enters history."""
-        change = BudgetChange(
-            changed_by=changed_by,
-            max_session_tokens=max_session_tokens,
-            unlimited_tokens=unlimited_tokens,
-            max_turns=max_turns,
-            comment=comment,
-        )
+        audit log with ``change.changed_by``; a change without an author or without
+        anything to change is refused (``INVALID_SETTING``) before it enters history."""
         return await self.handle(session_id).execute_update(
             names.UPDATE_SET_BUDGET, change, result_type=BudgetChangeResult
         )

@@ -15,7 +15,7 @@ from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeou
 from durable_loop.client.trace.fetch import StoreMissing
 from durable_loop.client.trace.models import Trace
 from durable_loop.core import names
-from durable_loop.core.budget import BudgetChangeResult
+from durable_loop.core.budget import BudgetChange, BudgetChangeResult
 from durable_loop.core.contracts import RunResult, SessionStatus
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import DecisionResult, ProposalList
@@ -219,7 +219,8 @@ async def set_budget(
     Update); the token's identity is recorded in the audit log. A change with nothing to
     change is refused (INVALID_SETTING) before it enters history."""
     deps.directory.remember(session_id)
-    return await deps.sessions.set_budget(session_id, identity, **body.model_dump())
+    change = BudgetChange(changed_by=identity, **body.model_dump())
+    return await deps.sessions.set_budget(session_id, change)
 
 
 @router.get("/sessions/{session_id}/trace", tags=["trace"])

@@ -7,6 +7,7 @@ import pytest_asyncio
 from temporalio.client import WorkflowUpdateFailedError
 
 from durable_loop.client.refusals import refusal_of
+from durable_loop.core.budget import BudgetChange
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.store import StoreConfig
 from durable_loop.store.workspace import open_workspace_store
@@ -33,9 +34,10 @@ async def test_raising_the_budget_lets_the_session_go_on_and_is_audited(
         await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
         first = await w.sessions.send(sid, "a")
         refused = await w.sessions.send(sid, "b")
-        changed = await w.sessions.set_budget(
-            sid, "ops@example.com", max_session_tokens=100, max_turns=4, comment="demo day"
+        change = BudgetChange(
+            changed_by="ops@example.com", max_session_tokens=100, max_turns=4, comment="demo day"
         )
+        changed = await w.sessions.set_budget(sid, change)
         status = await w.sessions.status(sid)
         after = await w.sessions.send(sid, "c")
     audit = [a for a in await ws.audit(sid) if a.target == "budget"]
@@ -71,7 +73,9 @@ async def test_the_budget_change_survives_continue_as_new_and_can_lift_the_limit
     runtime = RuntimeConfig(max_session_tokens=10, continue_as_new_after_events=200)
     async with loop_worker(recording_tools(ToolLog())) as w:
         await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
-        lifted = await w.sessions.set_budget(sid, "ops", unlimited_tokens=True)
+        lifted = await w.sessions.set_budget(
+            sid, BudgetChange(changed_by="ops", unlimited_tokens=True)
+        )
         results = [await w.sessions.send(sid, f"m{i}") for i in range(12)]
         status = await w.sessions.status(sid)
         histories = await w.histories(sid)
@@ -98,7 +102,7 @@ async def test_a_change_that_does_not_validate_is_refused_before_history(
     async with loop_worker() as w:
         await w.sessions.start(sid, settings_for(scripted_llm, unique("m")))
         with pytest.raises(WorkflowUpdateFailedError) as refused:
-            await w.sessions.set_budget(sid, **kwargs)
+            await w.sessions.set_budget(sid, BudgetChange(**kwargs))
         (history,) = await w.histories(sid)
     refusal = refusal_of(refused.value)
     assert refusal.code == "INVALID_SETTING" and says in refusal.message

@@ -95,14 +95,7 @@ async def _change(
 
     sessions = SessionClient(await temporal_client(temporal))
     try:
-        result = await sessions.set_budget(
-            session_id,
-            change.changed_by,
-            max_session_tokens=change.max_session_tokens,
-            unlimited_tokens=change.unlimited_tokens,
-            max_turns=change.max_turns,
-            comment=change.comment,
-        )
+        result = await sessions.set_budget(session_id, change)
     except Exception as err:
         raise known_failure(err, session_id, ErrorCode.UPDATE_REFUSED) from None
     if as_json:
