@@ -108,6 +108,9 @@ class SessionStatus(BaseModel):
     usage: Usage
     last_result: RunResult | None = None
     budget: SessionBudget | None = Field(default=None, description="The budget in force")
+    settings_digest: dict[str, str] = Field(
+        default_factory=dict, description="Of the settings in force (core.settings_digest)"
+    )
 
 
 class SwitchModelRequest(BaseModel):

@@ -26,9 +26,10 @@ def settings_digest(settings: SessionSettings) -> dict[str, str]:
 
 def not_applied(sent: dict[str, str] | None, running: SessionSettings) -> list[str]:
     """The fields of the sent settings that differ from the session's own."""
-    if not sent:
-        return []
-    own = settings_digest(running)
+    return differing(sent, settings_digest(running)) if sent else []
+
+
+def differing(sent: dict[str, str], own: dict[str, str]) -> list[str]:
     return sorted(field for field, digest in sent.items() if own.get(field) != digest)
 
 

@@ -91,13 +91,18 @@ MessageId = Annotated[str, Depends(checked_message_id)]
 
 @router.post("/sessions", status_code=status.HTTP_201_CREATED, tags=["sessions"])
 async def start_session(body: StartSession, deps: Deps) -> SessionStarted:
-    """Start a session (or find the running one with the same id)."""
+    """Start a session (or find the running one with the same id, which keeps its own
+    settings: ``settings_not_applied`` names those of the request that differ)."""
     session_id = body.session_id or uuid.uuid4().hex[:16]
-    await deps.sessions.start(session_id, body.settings)
+    outcome = await deps.sessions.start_or_join(session_id, body.settings)
     deps.directory.remember(session_id)
     workflow_id = names.session_workflow_id(session_id)
     return SessionStarted(
-        session_id=session_id, workflow_id=workflow_id, web_ui_url=deps.web_ui_link(workflow_id)
+        session_id=session_id,
+        workflow_id=workflow_id,
+        web_ui_url=deps.web_ui_link(workflow_id),
+        started=outcome.started,
+        settings_not_applied=outcome.settings_not_applied,
     )
 
 

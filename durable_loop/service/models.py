@@ -26,6 +26,12 @@ class SessionStarted(BaseModel):
     session_id: str
     workflow_id: str
     web_ui_url: str | None = None
+    started: bool = Field(default=True, description="False: the session already ran")
+    settings_not_applied: list[str] = Field(
+        default_factory=list,
+        description="Settings of the request that differ from those of the session that "
+        "already ran: they were not applied (switch_model and set_budget change them)",
+    )
 
 
 class PostMessage(BaseModel):

@@ -35,7 +35,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from durable_loop.core.errors import ErrorCode
     from durable_loop.core.messages import Usage
-    from durable_loop.core.settings_digest import not_applied
+    from durable_loop.core.settings_digest import not_applied, settings_digest
     from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.activity_calls import run_local_activity
@@ -224,6 +224,7 @@ class SessionWorkflow(ProposalHandlers, BudgetHandlers):
             usage=self._cursor.usage,
             last_result=last,
             budget=budget_of(self._settings.runtime),
+            settings_digest=settings_digest(self._settings),
         )
 
     @workflow.query(name=names.QUERY_TAIL)

@@ -33,3 +33,22 @@ def test_the_digest_leaves_out_what_the_client_manages(scripted_llm):
     titled = settings.model_copy(update={"title": "renamed"})
     assert not_applied(settings_digest(titled), settings) == ["title"]
     assert not_applied(None, settings) == []
+
+
+async def test_start_or_join_says_whether_it_started_and_what_it_did_not_apply(
+    loop_worker, scripted_llm
+):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.text("one")])
+    settings = settings_for(scripted_llm, model)
+    async with loop_worker() as w:
+        fresh = await w.sessions.start_or_join(sid, settings)
+        joined = await w.sessions.start_or_join(sid, settings)
+        titled = settings.model_copy(update={"title": "renamed", "system_prompt": "be brief"})
+        ignored = await w.sessions.start_or_join(sid, titled)
+        reply_text = (await w.sessions.send(sid, "a")).reply
+    assert (fresh.started, fresh.settings_not_applied) == (True, [])
+    assert (joined.started, joined.settings_not_applied) == (False, [])
+    assert ignored.settings_not_applied == ["system_prompt", "title"]
+    assert joined.handle.id == fresh.handle.id and reply_text == "one"
+    assert scripted_llm.requests(model)[0].body["messages"][0]["role"] == "user"  # no prompt

@@ -290,3 +290,23 @@ async def test_the_budget_endpoint_raises_it_as_the_token_identity(
         100,
         "launch",
     )
+
+
+async def test_starting_a_running_session_with_other_settings_says_so(
+    loop_worker, scripted_llm, service
+):
+    model, sid = unique("m"), unique("s")
+    settings = settings_for(scripted_llm, model).model_dump(mode="json")
+    other = settings_for(scripted_llm, unique("other")).model_dump(mode="json")
+    async with loop_worker() as w, service(w) as http:
+        first = await http.post(
+            "/v1/sessions", json={"session_id": sid, "settings": settings}, headers=ALICE
+        )
+        again = await http.post(
+            "/v1/sessions", json={"session_id": sid, "settings": other}, headers=ALICE
+        )
+        status = await w.sessions.status(sid)
+    assert first.status_code == again.status_code == 201
+    assert (first.json()["started"], first.json()["settings_not_applied"]) == (True, [])
+    assert (again.json()["started"], again.json()["settings_not_applied"]) == (False, ["llm"])
+    assert status.model == model
