@@ -244,6 +244,10 @@ class LlmTurnInput(BaseModel):
     fallback_from: list[str] = Field(
         default_factory=list, description="Models that failed this turn before this one"
     )
+    circuit_open: list[str] = Field(
+        default_factory=list,
+        description="Of fallback_from, the models skipped without an attempt (circuit open)",
+    )
     stream: bool = Field(default=False, description="Stream the text to the stream_chunks table")
 
     def effective_transforms(self) -> TransformSet:

@@ -96,6 +96,7 @@ class ModelRouter:
         on, an open model is skipped (never the last of the chain) and a model past its
         cool-down gets one attempt. The last model always gets its whole retry policy."""
         failed: list[str] = []
+        skipped: list[str] = []
         for position, endpoint in enumerate(self.chain):
             last = position + 1 == len(self.chain)
             guarded = self.breaker.settings.enabled and not last
@@ -106,10 +107,13 @@ class ModelRouter:
                 until = self.breaker.open_until(endpoint)
                 self._fell_back(result, inp, position, skipped_error(endpoint, until), True)
                 failed = [*failed, endpoint.model]
+                skipped = [*skipped, endpoint.model]
                 continue
             probe = verdict == "probe"
             tried = endpoint.model_copy(update={"retry": PROBE_RETRY}) if probe else endpoint
-            attempt = inp.model_copy(update={"endpoint": tried, "fallback_from": failed})
+            attempt = inp.model_copy(
+                update={"endpoint": tried, "fallback_from": failed, "circuit_open": skipped}
+            )
             try:
                 out = await run(attempt)
             except ActivityError as err:

@@ -268,6 +268,7 @@ class MessageLoop:
     async def _call_llm(self, inp: LlmTurnInput) -> LlmTurnOutput:
         endpoint = inp.endpoint
         after = f" (fallback after {', '.join(inp.fallback_from)})" if inp.fallback_from else ""
+        after += f" (circuit open: {', '.join(inp.circuit_open)})" if inp.circuit_open else ""
         return await run_activity(
             LLM_TURN,
             inp,

@@ -63,6 +63,7 @@ async def test_a_refused_primary_falls_back_fast_and_is_skipped_while_open(
         first_took = time.monotonic() - started
         second = await w.sessions.send(sid, "hello")
         (history,) = await w.histories(sid)
+        trace = await w.sessions.trace(sid)
 
     assert first.status == "completed" and first.reply == "5" and log.names() == ["add"]
     assert first_took < 5.0
@@ -75,6 +76,10 @@ async def test_a_refused_primary_falls_back_fast_and_is_skipped_while_open(
     assert again.skipped and again.error.code == "CIRCUIT_OPEN" and second.reply == "hi"
     # one activity on the primary in the whole session: two attempts, then never again
     assert [s for s in llm_summaries(history) if s.startswith("llm: down")] == ["llm: down turn 1"]
+    assert f"llm: {backup} turn 3 (fallback after down) (circuit open: down)" in llm_summaries(
+        history
+    )
+    assert trace.message_results[1].fallbacks == second.fallbacks
     assert failure_types(history) == ["PROVIDER_UNREACHABLE"]
     assert started_attempts(history)[0] == 2  # unreachable_retry: 2 attempts, not 5
 
