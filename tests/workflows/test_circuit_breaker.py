@@ -152,3 +152,29 @@ async def test_with_the_breaker_off_every_turn_tries_the_primary(loop_worker, sc
         two = await w.sessions.send(sid, "b")
     assert [f.error.code for f in two.fallbacks] == ["HTTP_503"]
     assert len(scripted_llm.requests(primary)) == 6
+
+
+async def test_an_open_circuit_is_carried_across_continue_as_new(loop_worker, scripted_llm):
+    backup, sid = unique("backup"), unique("s")
+
+    def answer(request):  # type: ignore[no-untyped-def]
+        if request.messages[-1]["role"] == "user":
+            return reply.tool_call("add", {"a": len(request.messages), "b": 1})
+        return reply.text("done")
+
+    scripted_llm.script(backup, [], then=answer)
+    settings = down_primary_settings(scripted_llm, backup, continue_as_new_after_events=200)
+    async with loop_worker(recording_tools(ToolLog())) as w:
+        await w.sessions.start(sid, settings)
+        while (await w.sessions.status(sid)).run_index == 0:
+            await w.sessions.send(sid, "go")
+        after = await w.sessions.send(sid, "after continue-as-new")
+        first_run, *later_runs = await w.histories(sid)
+
+    assert {f.error.code for f in after.fallbacks} == {"CIRCUIT_OPEN"}
+    assert [s for s in llm_summaries(first_run) if s.startswith("llm: down")] == [
+        "llm: down turn 1"
+    ]
+    assert later_runs and not any(
+        s.startswith("llm: down") for run in later_runs for s in llm_summaries(run)
+    )
