@@ -85,3 +85,21 @@ async def test_budget_exceeded_ends_the_loop_cleanly_and_the_session_stays_open(
         "2+2?",
         "anything",
     ]
+
+
+async def test_calls_refused_for_their_own_reason_keep_it_on_the_crossing_turn(
+    loop_worker, scripted_llm
+):
+    model, sid, log = unique("m"), unique("s"), ToolLog()
+    crossing = reply.tool_calls(("add", {"a": 1, "b": 2}), ("no_such_tool", {}))
+    scripted_llm.script(model, [crossing, reply.text("never requested")])
+    runtime = RuntimeConfig(max_session_tokens=10)
+    async with loop_worker(recording_tools(log)) as w:
+        await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
+        result = await w.sessions.send(sid, "1+2?")
+    assert result.error.code == "BUDGET_EXCEEDED" and result.turns == 1
+    assert [(t.name, t.executed, t.error_codes) for t in result.tool_calls] == [
+        ("add", False, ["BUDGET_EXCEEDED"]),
+        ("no_such_tool", False, ["TOOL_NOT_FOUND"]),
+    ]
+    assert log.names() == [] and len(scripted_llm.requests(model)) == 1
