@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from durable_loop.client.trace.models import Trace
     from durable_loop.client.tracing import TraceContextPropagation
     from durable_loop.core import presets
+    from durable_loop.core.budget import BudgetChange, BudgetChangeResult, SessionBudget
+    from durable_loop.core.circuit import CircuitBreakerSettings
     from durable_loop.core.config import (
         LoopStrategy,
         RouterConfig,
@@ -99,6 +101,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "WorkspaceSettings",
     ),
     "durable_loop.core.endpoint": ("ContextWindow", "LlmEndpoint"),
+    "durable_loop.core.circuit": ("CircuitBreakerSettings",),
     "durable_loop.core.retry": ("RetrySettings",),
     # results, messages and errors
     "durable_loop.core.contracts": (
@@ -114,6 +117,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TranscriptTail",
         "UserMessage",
     ),
+    "durable_loop.core.budget": ("BudgetChange", "BudgetChangeResult", "SessionBudget"),
     "durable_loop.core.messages": ("Message", "ToolCall", "Usage"),
     "durable_loop.core.envelope": ("Envelope",),
     "durable_loop.core.errors": ("CodedError", "ConfigError", "ErrorCode"),
@@ -168,10 +172,13 @@ _WHERE: dict[str, str] = {name: module for module, names in _EXPORTS.items() for
 _WHERE.update(_MODULES)
 
 __all__ = [
+    "BudgetChange",
+    "BudgetChangeResult",
     "CarriedState",
     "ChildSessionInput",
     "ChildSessionResult",
     "ChildSessionWorkflow",
+    "CircuitBreakerSettings",
     "CodedError",
     "ConfigError",
     "ContextWindow",
@@ -196,6 +203,7 @@ __all__ = [
     "RunResult",
     "RuntimeConfig",
     "ScriptedLLM",
+    "SessionBudget",
     "SessionClient",
     "SessionEnd",
     "SessionSettings",

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 import httpx
+from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.retry_after import parse_retry_after
@@ -65,9 +66,15 @@ def endpoint_url(endpoint: LlmEndpoint, request: ProviderRequest) -> str:
 @contextmanager
 def provider_failures(endpoint: LlmEndpoint, url: str) -> Iterator[None]:
     """Timeouts and connection failures of an exchange with ``url`` become retryable
-    PROVIDER_UNAVAILABLE errors; coded errors raised inside pass through."""
+    PROVIDER_UNAVAILABLE errors, a refused connection PROVIDER_UNREACHABLE on the
+    endpoint's shorter ``unreachable_retry`` budget; coded errors raised inside pass
+    through."""
     try:
         yield
+    except httpx.ConnectError as err:
+        if not connection_refused(err):
+            raise unavailable(url, err) from None
+        raise unreachable(endpoint, url, current_attempt()) from None
     except httpx.TimeoutException as err:
         raise ApplicationError(
             f"{endpoint.provider} did not answer within {endpoint.timeout_s}s "
@@ -75,10 +82,44 @@ def provider_failures(endpoint: LlmEndpoint, url: str) -> Iterator[None]:
             type=ErrorCode.PROVIDER_UNAVAILABLE,
         ) from None
     except httpx.TransportError as err:
-        raise ApplicationError(
-            f"cannot reach {url}: {type(err).__name__}: {err}",
-            type=ErrorCode.PROVIDER_UNAVAILABLE,
-        ) from None
+        raise unavailable(url, err) from None
+
+
+def unavailable(url: str, err: httpx.TransportError) -> ApplicationError:
+    return ApplicationError(
+        f"cannot reach {url}: {type(err).__name__}: {err}", type=ErrorCode.PROVIDER_UNAVAILABLE
+    )
+
+
+def connection_refused(err: BaseException) -> bool:
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def current_attempt() -> int:
+    return activity.info().attempt if activity.in_activity() else 1
+
+
+def unreachable(endpoint: LlmEndpoint, url: str, attempt: int) -> ApplicationError:
+    """Nothing listens at the endpoint: retried only ``unreachable_retry.maximum_attempts``
+    times in all (0: as long as the endpoint's retry policy allows), so a fallback model
+    takes over within about a second instead of after the whole backoff."""
+    budget = endpoint.unreachable_retry
+    spent = budget.maximum_attempts != 0 and attempt >= budget.maximum_attempts
+    delay = min(
+        budget.initial_interval_s * budget.backoff_coefficient ** (attempt - 1),
+        budget.maximum_interval_s,
+    )
+    return ApplicationError(
+        f"connection refused by {url} (attempt {attempt})",
+        type=ErrorCode.PROVIDER_UNREACHABLE,
+        non_retryable=spent,
+        next_retry_delay=None if spent else timedelta(seconds=delay),
+    )
 
 
 async def post(

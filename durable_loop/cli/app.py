@@ -17,6 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from durable_loop.cli.commands import (
+    budget,
     chat,
     codec_server,
     proposals,
@@ -70,6 +71,7 @@ app.command("proposals")(proposals.proposals)
 app.command("confirm")(proposals.confirm)
 app.command("approve", hidden=True, help="Old spelling of `confirm`.")(proposals.confirm)
 app.command("reject")(proposals.reject)
+app.command("budget")(budget.budget)
 app.command("codec-server")(codec_server.codec_server)
 
 

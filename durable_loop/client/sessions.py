@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from durable_loop.client.proposals import ProposalClient
@@ -21,6 +23,7 @@ from durable_loop.client.tracing import end_message_span, message_span
 from durable_loop.client.update_retry import message_update_id, new_message_id, until_admitted
 from durable_loop.client.workspace import session_workspace_id
 from durable_loop.core import names
+from durable_loop.core.budget import BudgetChange, BudgetChangeResult
 from durable_loop.core.catalog import refuse_unreliable_enforced
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.constants import TASK_QUEUE
@@ -45,6 +48,7 @@ from durable_loop.core.proposals import (
     ProposalList,
     Verdict,
 )
+from durable_loop.core.settings_digest import differing, settings_digest
 from durable_loop.store.stream import StreamStore
 from durable_loop.workflows.visibility import MEMO_SESSION, MEMO_TITLE, PENDING_QUERY
 
@@ -60,6 +64,15 @@ class Progress(BaseModel):
         default=None, description="Assistant text as it is generated (stream_replies)"
     )
     result: RunResult | None = None
+
+
+@dataclass(frozen=True)
+class SessionStart:
+    """What :meth:`SessionClient.start_or_join` found."""
+
+    handle: WorkflowHandle[Any, SessionEnd]
+    started: bool
+    settings_not_applied: list[str] = field(default_factory=list)
 
 
 class SessionClient:
@@ -83,16 +96,37 @@ class SessionClient:
         return self.client.get_workflow_handle(names.session_workflow_id(session_id))
 
     async def start(self, session_id: str, settings: SessionSettings) -> WorkflowHandle:
-        """Start the session, or return the running one with the same id.
+        """Start the session, or return the running one with the same id (which keeps its
+        own settings: :meth:`start_or_join` says which of ``settings`` it did not apply).
 
         Raises ConfigError for tool_use_mode=enforced on a model marked unreliable."""
         inp, memo = await self._session_input(session_id, settings)
+        return await self._start(inp, memo, WorkflowIDConflictPolicy.USE_EXISTING)
+
+    async def start_or_join(self, session_id: str, settings: SessionSettings) -> SessionStart:
+        """Like :meth:`start`, and say whether the session was started or already ran, and
+        then which of ``settings`` differ from its own (they were not applied)."""
+        inp, memo = await self._session_input(session_id, settings)
+        try:
+            handle = await self._start(inp, memo, WorkflowIDConflictPolicy.FAIL)
+        except WorkflowAlreadyStartedError as err:
+            handle = self.client.get_workflow_handle(
+                names.session_workflow_id(session_id), run_id=err.run_id, result_type=SessionEnd
+            )
+            running = await self.status(session_id)
+            ignored = differing(settings_digest(inp.settings), running.settings_digest)
+            return SessionStart(handle=handle, started=False, settings_not_applied=ignored)
+        return SessionStart(handle=handle, started=True)
+
+    async def _start(
+        self, inp: SessionInput, memo: dict[str, str], policy: WorkflowIDConflictPolicy
+    ) -> WorkflowHandle:
         return await self.client.start_workflow(
             names.SESSION_WORKFLOW,
             inp,
-            id=names.session_workflow_id(session_id),
+            id=names.session_workflow_id(inp.session_id),
             task_queue=self.task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            id_conflict_policy=policy,
             result_type=SessionEnd,
             memo=memo,
         )
@@ -158,9 +192,12 @@ class SessionClient:
         message_id: str | None = None,
     ) -> RunResult:
         """Update-with-start: one call that creates the session if needed and sends
-        (repeated with the same message id while the server times out admitting it)."""
+        (repeated with the same message id while the server times out admitting it). A
+        session that already runs keeps its own settings; the result's
+        ``settings_not_applied`` names those of ``settings`` that differ."""
         inp, memo = await self._session_input(session_id, settings)
         message_id = message_id or new_message_id()
+        digest = settings_digest(inp.settings)
 
         async def attempt() -> RunResult:
             start: WithStartWorkflowOperation[SessionInput, SessionEnd] = (
@@ -175,7 +212,7 @@ class SessionClient:
             )
             return await self.client.execute_update_with_start_workflow(
                 names.UPDATE_SEND_MESSAGE,
-                UserMessage(text=text, message_id=message_id),
+                UserMessage(text=text, message_id=message_id, settings_digest=digest),
                 start_workflow_operation=start,
                 id=message_update_id(message_id, text),
                 result_type=RunResult,
@@ -213,6 +250,14 @@ class SessionClient:
             names.UPDATE_SWITCH_MODEL,
             SwitchModelRequest(llm=llm, fallback_llms=fallback_llms),
             result_type=SwitchModelResult,
+        )
+
+    async def set_budget(self, session_id: str, change: BudgetChange) -> BudgetChangeResult:
+        """Change the running session's budget from its next message on, recorded in the
+        audit log with ``change.changed_by``; a change without an author or without
+        anything to change is refused (``INVALID_SETTING``) before it enters history."""
+        return await self.handle(session_id).execute_update(
+            names.UPDATE_SET_BUDGET, change, result_type=BudgetChangeResult
         )
 
     async def post(self, session_id: str, text: str, *, message_id: str | None = None) -> None:

@@ -11,6 +11,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel
 
 from durable_loop.core import names
+from durable_loop.core.budget import SessionChangeAudit, SessionChangeAudited
 from durable_loop.core.contracts import (
     ListToolsInput,
     LlmTurnInput,
@@ -52,6 +53,9 @@ ROUTER_STEP = ActivityRef(names.ROUTER_STEP, RouterStepInput, RouterStepOutput)
 ROUTER_ANSWER = ActivityRef(names.ROUTER_ANSWER, RouterAnswerInput, RouterAnswerOutput)
 FACTS_COMMIT_REF = ActivityRef(FACTS_COMMIT, SettleInput, SettleOutput)
 PROPOSAL_CLOSE_REF = ActivityRef(PROPOSAL_CLOSE, SettleInput, SettleOutput)
+AUDIT_SESSION_CHANGE = ActivityRef(
+    names.AUDIT_SESSION_CHANGE, SessionChangeAudit, SessionChangeAudited
+)
 
 ALL = (
     LIST_TOOLS,
@@ -64,5 +68,6 @@ ALL = (
     ROUTER_ANSWER,
     FACTS_COMMIT_REF,
     PROPOSAL_CLOSE_REF,
+    AUDIT_SESSION_CHANGE,
 )
 """Every activity a durable-loop worker registers."""

@@ -18,6 +18,7 @@ from pydantic import (
     field_validator,
 )
 
+from durable_loop.core.circuit import CircuitBreakerSettings
 from durable_loop.core.endpoint import RESERVED_REQUEST_KEYS, LlmEndpoint
 from durable_loop.core.retry import RetrySettings
 from durable_loop.core.transforms.names import TransformSet, check_names
@@ -139,6 +140,10 @@ class RuntimeConfig(BaseModel):
     repeated_call_guard: bool = True
     request_overrides: dict[str, JsonValue] = Field(default_factory=dict)
     fallback_retry_count: int = Field(default=0, ge=0)
+    circuit_breaker: CircuitBreakerSettings = Field(
+        default_factory=CircuitBreakerSettings,
+        description="Skip a model of the fallback chain that keeps failing, for a cool-down",
+    )
     max_turns: int = Field(default=12, ge=1)
     tool_timeout_s: float = Field(default=60.0, gt=0)
     tool_retry: RetrySettings = RetrySettings(maximum_attempts=3)

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
+from durable_loop.core.budget import SessionBudget
+from durable_loop.core.circuit import BreakerState
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import CodedError
@@ -27,6 +29,11 @@ class UserMessage(BaseModel):
     text: str = Field(min_length=1)
     message_id: str | None = Field(
         default=None, description="Idempotency key: a resent id returns the first result"
+    )
+    settings_digest: dict[str, str] | None = Field(
+        default=None,
+        description="Update-with-start: the digest of the settings sent to start the session "
+        "with (core.settings_digest), to say which of them a running session did not apply",
     )
 
 
@@ -54,6 +61,10 @@ class FallbackRecord(BaseModel):
     failed_model: str
     error: CodedError
     next_model: str
+    skipped: bool = Field(
+        default=False,
+        description="No attempt: the model's circuit breaker was open (error CIRCUIT_OPEN)",
+    )
 
 
 class RunResult(BaseModel):
@@ -77,6 +88,11 @@ class RunResult(BaseModel):
     pipeline: PipelineTrace | None = Field(
         default=None, description="Router strategy: the route taken and each step's latency"
     )
+    settings_not_applied: list[str] = Field(
+        default_factory=list,
+        description="Settings sent with this message (update-with-start) that the session, "
+        "already running, did not apply: change them with switch_model or set_budget",
+    )
 
 
 class TailEntry(BaseModel):
@@ -97,6 +113,10 @@ class SessionStatus(BaseModel):
     run_index: int
     usage: Usage
     last_result: RunResult | None = None
+    budget: SessionBudget | None = Field(default=None, description="The budget in force")
+    settings_digest: dict[str, str] = Field(
+        default_factory=dict, description="Of the settings in force (core.settings_digest)"
+    )
 
 
 class SwitchModelRequest(BaseModel):
@@ -152,6 +172,7 @@ class CarriedState(BaseModel):
         description="message id -> sha256 of its text, for the ids carried (a reused id "
         "with another text is refused)",
     )
+    breaker: BreakerState = Field(default_factory=BreakerState)
 
 
 class SessionInput(BaseModel):
@@ -236,6 +257,10 @@ class LlmTurnInput(BaseModel):
     )
     fallback_reason: str | None = Field(
         default=None, description="The error code that made the previous model fail this turn"
+    )
+    circuit_open: list[str] = Field(
+        default_factory=list,
+        description="Of fallback_from, the models skipped without an attempt (circuit open)",
     )
     stream: bool = Field(default=False, description="Stream the text to the stream_chunks table")
 

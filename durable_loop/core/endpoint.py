@@ -55,6 +55,11 @@ class LlmEndpoint(BaseModel):
     )
     timeout_s: float = Field(default=120.0, gt=0)
     retry: RetrySettings = RetrySettings()
+    unreachable_retry: RetrySettings = Field(
+        default=RetrySettings(initial_interval_s=0.5, maximum_attempts=2),
+        description="The shorter budget of a refused connection (PROVIDER_UNREACHABLE): "
+        "attempts in all and the delay before the next one.",
+    )
     llm_options: dict[str, JsonValue] = Field(
         default_factory=dict,
         description="Request options for this model (e.g. its sampling profile); "

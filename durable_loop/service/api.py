@@ -17,6 +17,7 @@ from durable_loop.client.trace.fetch import StoreMissing
 from durable_loop.client.trace.models import Trace
 from durable_loop.client.workspace import AUDIT_ROWS, WorkspaceView
 from durable_loop.core import names
+from durable_loop.core.budget import BudgetChange, BudgetChangeResult
 from durable_loop.core.contracts import RunResult, SessionStatus
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import DecisionResult, ProposalList
@@ -31,6 +32,7 @@ from durable_loop.service.models import (
     PendingListing,
     PostMessage,
     SessionStarted,
+    SetBudget,
     StartSession,
 )
 
@@ -91,13 +93,18 @@ MessageId = Annotated[str, Depends(checked_message_id)]
 
 @router.post("/sessions", status_code=status.HTTP_201_CREATED, tags=["sessions"])
 async def start_session(body: StartSession, deps: Deps) -> SessionStarted:
-    """Start a session (or find the running one with the same id)."""
+    """Start a session (or find the running one with the same id, which keeps its own
+    settings: ``settings_not_applied`` names those of the request that differ)."""
     session_id = body.session_id or uuid.uuid4().hex[:16]
-    await deps.sessions.start(session_id, body.settings)
+    outcome = await deps.sessions.start_or_join(session_id, body.settings)
     deps.directory.remember(session_id)
     workflow_id = names.session_workflow_id(session_id)
     return SessionStarted(
-        session_id=session_id, workflow_id=workflow_id, web_ui_url=deps.web_ui_link(workflow_id)
+        session_id=session_id,
+        workflow_id=workflow_id,
+        web_ui_url=deps.web_ui_link(workflow_id),
+        started=outcome.started,
+        settings_not_applied=outcome.settings_not_applied,
     )
 
 
@@ -218,6 +225,18 @@ async def session_workspace(
     """The session's workspace: committed facts, draft, locks, version and the newest
     ``audit`` audit rows (who changed what, from which proposal)."""
     return await deps.workspace_view(session_id, audit)
+
+
+@router.post("/sessions/{session_id}/budget", tags=["sessions"])
+async def set_budget(
+    session_id: SessionId, body: SetBudget, deps: Deps, identity: Identity
+) -> BudgetChangeResult:
+    """Change the running session's budget from its next message on (the set_budget
+    Update); the token's identity is recorded in the audit log. A change with nothing to
+    change is refused (INVALID_SETTING) before it enters history."""
+    deps.directory.remember(session_id)
+    change = BudgetChange(changed_by=identity, **body.model_dump())
+    return await deps.sessions.set_budget(session_id, change)
 
 
 @router.get("/sessions/{session_id}/trace", tags=["trace"])

@@ -42,6 +42,7 @@ DECISION_STATUS = {
     ErrorCode.SESSION_CLOSED: 409,
     ErrorCode.EXPIRED: 410,
     ErrorCode.INVALID_DECISION: 422,
+    ErrorCode.INVALID_SETTING: 422,
 }
 
 

@@ -26,6 +26,12 @@ class SessionStarted(BaseModel):
     session_id: str
     workflow_id: str
     web_ui_url: str | None = None
+    started: bool = Field(default=True, description="False: the session already ran")
+    settings_not_applied: list[str] = Field(
+        default_factory=list,
+        description="Settings of the request that differ from those of the session that "
+        "already ran: they were not applied (switch_model and set_budget change them)",
+    )
 
 
 class PostMessage(BaseModel):
@@ -47,6 +53,17 @@ class Decide(BaseModel):
         description="The content the approver saw; default for confirm: the content "
         "pending right now",
     )
+
+
+class SetBudget(BaseModel):
+    """A budget change; the bearer token's identity is recorded as who made it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_session_tokens: int | None = Field(default=None, ge=1)
+    unlimited_tokens: bool = False
+    max_turns: int | None = Field(default=None, ge=1)
+    comment: str | None = Field(default=None, max_length=2_000)
 
 
 class CloseSession(BaseModel):

@@ -289,6 +289,29 @@ class WorkspaceStore:
                 ) from None
         return await retrying(lambda: self.db.write(attempt, inline=True))
 
+    async def note(
+        self,
+        workspace_id: str,
+        entries: list[tuple[str, str, str, JsonValue]],
+        source: ChangeSource,
+    ) -> WriteResult:
+        """Append audit rows about something outside the documents (a session's budget) at
+        the current version, changing nothing; once per ``source.idempotency_key``."""
+
+        def attempt(conn: Connection) -> WriteResult:
+            done = self._recorded(conn, source.idempotency_key)
+            if done is not None:
+                return done
+            read = self.load(conn, workspace_id)
+            self.record(conn, workspace_id, read.version, source, entries)
+            result = WriteResult(
+                workspace_id=workspace_id, version=read.version, facts_version=read.facts_version
+            )
+            self._remember(conn, source.idempotency_key, result)
+            return result
+
+        return await self.db.write(attempt, inline=True)
+
     async def set_lock(
         self, workspace_id: str, path: str, source: ChangeSource, *, locked: bool = True
     ) -> Snapshot:

@@ -25,6 +25,7 @@ from durable_loop.activities.gateway import LlmGateway
 from durable_loop.activities.llm import LlmActivities
 from durable_loop.activities.long_running import LongToolActivities
 from durable_loop.activities.router import RouterActivities
+from durable_loop.activities.session_audit import SessionAuditActivities
 from durable_loop.activities.summarize import SummaryActivities
 from durable_loop.activities.tools import ToolActivities
 from durable_loop.activities.workspace import WorkspaceActivities
@@ -66,6 +67,7 @@ def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
         transcript.write_messages,
         workspace.facts_commit,
         workspace.proposal_close,
+        SessionAuditActivities(workspace.store).audit_session_change,
     ]
 
 

@@ -5,7 +5,11 @@
   (same transcript reference, same assistant seq) runs on the next model of
   ``fallback_llms``. Each switch is a :class:`FallbackRecord` in the RunResult, and the
   reply's stored meta names the models that failed before it.
-* The session budget: ``max_session_tokens`` is checked before every LLM turn.
+* The circuit breaker (``core.circuit``, session state): a model that keeps failing with
+  a retryable error is skipped (a ``skipped`` FallbackRecord, CIRCUIT_OPEN) until its
+  cool-down ends, then probed with one attempt.
+* The session budget: ``max_session_tokens`` is checked before every LLM turn, and the
+  tool calls of the turn that crossed it are not run (:func:`over_budget_plan`).
 * Model switching: the ``switch_model`` Update validates and applies a new chain from
   the next message on.
 
@@ -20,7 +24,9 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
+    from durable_loop.core.budget import BUDGET_COMMAND
     from durable_loop.core.catalog import refuse_unreliable_enforced
+    from durable_loop.core.circuit import CircuitBreaker, skipped_error
     from durable_loop.core.config import RuntimeConfig, SessionSettings
     from durable_loop.core.contracts import (
         FallbackRecord,
@@ -32,13 +38,19 @@ with workflow.unsafe.imports_passed_through():
     )
     from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.errors import CodedError, ConfigError, ErrorCode
+    from durable_loop.core.guards import TurnPlan
     from durable_loop.core.messages import Usage
     from durable_loop.core.providers import get_adapter
+    from durable_loop.core.retry import RetrySettings
 
 from durable_loop.workflows.refusals import refuse
 
 RunLlm = Callable[[LlmTurnInput], Awaitable[LlmTurnOutput]]
 Describe = Callable[[ActivityError], CodedError]
+
+BREAKER_PATCH = "fallback-circuit-breaker"
+BUDGET_TOOLS_PATCH = "budget-crossing-turn-runs-no-tools"
+PROBE_RETRY = RetrySettings(maximum_attempts=1)
 
 
 def budget_error(config: RuntimeConfig, used: Usage) -> CodedError | None:
@@ -49,46 +61,99 @@ def budget_error(config: RuntimeConfig, used: Usage) -> CodedError | None:
     return CodedError(
         code=ErrorCode.BUDGET_EXCEEDED,
         message=f"the session has used {used.total_tokens} tokens of its "
-        f"max_session_tokens={limit}; raise the budget or start a new session",
+        f"max_session_tokens={limit}; raise it with the set_budget Update "
+        f"(`{BUDGET_COMMAND}`, or POST /v1/sessions/SESSION/budget) or start a new session",
     )
 
 
+def over_budget_plan(plan: TurnPlan, config: RuntimeConfig, used: Usage) -> TurnPlan:
+    """The rule for the turn that crosses the budget while asking for tools: none of its
+    calls runs, since no LLM turn would read the results. Each call is paired with a
+    BUDGET_EXCEEDED result (calls refused for their own reason keep it), and the message
+    ends with BUDGET_EXCEEDED before the next LLM turn."""
+    error = budget_error(config, used)
+    if error is None or not workflow.patched(BUDGET_TOOLS_PATCH):
+        return plan
+    refused = [
+        d
+        if d.action == "reject"
+        else d.model_copy(update={"action": "reject", "error": error, "reuse_seq": None})
+        for d in plan.decisions
+    ]
+    return plan.model_copy(update={"decisions": refused, "repeated": False})
+
+
 class ModelRouter:
-    def __init__(self, settings: SessionSettings) -> None:
+    def __init__(self, settings: SessionSettings, breaker: CircuitBreaker) -> None:
         self.chain: list[LlmEndpoint] = [settings.llm, *settings.fallback_llms]
+        self.breaker = breaker
 
     async def run_turn(
         self, inp: LlmTurnInput, run: RunLlm, describe: Describe, result: RunResult
     ) -> LlmTurnOutput:
         """Run ``inp`` on each model of the chain until one answers; re-raise the last
-        failure when none does (cancellation is never retried elsewhere)."""
+        failure when none does (cancellation is never retried elsewhere). With the breaker
+        on, an open model is skipped (never the last of the chain) and a model past its
+        cool-down gets one attempt. The last model always gets its whole retry policy."""
         failed: list[str] = []
+        skipped: list[str] = []
         reason: str | None = None
         for position, endpoint in enumerate(self.chain):
+            last = position + 1 == len(self.chain)
+            guarded = self.breaker.settings.enabled and not last
+            verdict = self.breaker.verdict(endpoint, workflow.now()) if guarded else "closed"
+            if verdict != "closed" and not workflow.patched(BREAKER_PATCH):
+                verdict = "closed"  # a run from before the breaker: no skip, no probe
+            if verdict == "open":
+                until = self.breaker.open_until(endpoint)
+                self._fell_back(result, inp, position, skipped_error(endpoint, until), True)
+                failed = [*failed, endpoint.model]
+                skipped = [*skipped, endpoint.model]
+                reason = ErrorCode.CIRCUIT_OPEN
+                continue
+            probe = verdict == "probe"
+            tried = endpoint.model_copy(update={"retry": PROBE_RETRY}) if probe else endpoint
             attempt = inp.model_copy(
-                update={"endpoint": endpoint, "fallback_from": failed, "fallback_reason": reason}
+                update={
+                    "endpoint": tried,
+                    "fallback_from": failed,
+                    "circuit_open": skipped,
+                    "fallback_reason": reason,
+                }
             )
             try:
                 out = await run(attempt)
             except ActivityError as err:
-                last = position + 1 == len(self.chain)
-                if last or isinstance(err.cause, CancelledError):
+                if isinstance(err.cause, CancelledError):
                     raise
                 error = describe(err)
-                result.fallbacks.append(
-                    FallbackRecord(
-                        turn=inp.turn,
-                        failed_provider=endpoint.provider,
-                        failed_model=endpoint.model,
-                        error=error,
-                        next_model=self.chain[position + 1].model,
-                    )
-                )
+                if guarded:
+                    self.breaker.failed(endpoint, error, workflow.now())
+                if last:
+                    raise
+                self._fell_back(result, inp, position, error, False)
                 failed, reason = [*failed, endpoint.model], error.code
                 continue
+            if guarded:
+                self.breaker.succeeded(endpoint)
             result.model = out.model
             return out
         raise AssertionError("the model chain is never empty")
+
+    def _fell_back(
+        self, result: RunResult, inp: LlmTurnInput, position: int, error: CodedError, skipped: bool
+    ) -> None:
+        endpoint = self.chain[position]
+        result.fallbacks.append(
+            FallbackRecord(
+                turn=inp.turn,
+                failed_provider=endpoint.provider,
+                failed_model=endpoint.model,
+                error=error,
+                next_model=self.chain[position + 1].model,
+                skipped=skipped,
+            )
+        )
 
 
 def validate_switch(settings: SessionSettings, request: SwitchModelRequest) -> None:

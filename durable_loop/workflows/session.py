@@ -17,6 +17,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
     from durable_loop.core.activity_refs import LIST_TOOLS
+    from durable_loop.core.budget import budget_of
     from durable_loop.core.config import LoopStrategy
     from durable_loop.core.contracts import (
         CarriedState,
@@ -34,9 +35,11 @@ with workflow.unsafe.imports_passed_through():
     )
     from durable_loop.core.errors import ErrorCode
     from durable_loop.core.messages import Usage
+    from durable_loop.core.settings_digest import not_applied, settings_digest
     from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.activity_calls import run_local_activity
+from durable_loop.workflows.budget import BudgetHandlers
 from durable_loop.workflows.message_bodies import MessageBodies
 from durable_loop.workflows.model_routing import switch_result, switched_settings, validate_switch
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
@@ -49,7 +52,7 @@ RECENT_RESULTS_KEPT = 32
 
 
 @workflow.defn(name=names.SESSION_WORKFLOW)
-class SessionWorkflow(ProposalHandlers):
+class SessionWorkflow(ProposalHandlers, BudgetHandlers):
     @workflow.init
     def __init__(self, inp: SessionInput) -> None:
         carried = inp.carried or CarriedState(
@@ -60,6 +63,7 @@ class SessionWorkflow(ProposalHandlers):
         self._cursor = SessionCursor(carried.next_seq, carried.turn_index, carried.usage)
         self._cursor.tail = list(carried.tail)
         self._cursor.dedup = dict(carried.dedup)
+        self._cursor.breaker = carried.breaker
         self._messages_done = carried.messages_done
         self._run_index = carried.run_index
         self._queue: list[UserMessage] = list(carried.queue)
@@ -153,6 +157,7 @@ class SessionWorkflow(ProposalHandlers):
             proposals=self._proposals.state(),
             dedup=self._cursor.dedup,
             message_digests=self._bodies.of([*(r.message_id for r in recent), *self._queued_ids()]),
+            breaker=self._cursor.breaker,
         )
         return SessionInput(session_id=inp.session_id, settings=self._settings, carried=carried)
 
@@ -162,11 +167,13 @@ class SessionWorkflow(ProposalHandlers):
     async def send_message(self, message: UserMessage) -> RunResult:
         info = workflow.current_update_info()
         message_id = message.message_id or (info.id if info else str(workflow.uuid4()))
+        ignored = not_applied(message.settings_digest, self._settings)
         if message_id not in self._results and not self._is_pending(message_id):
             self._queue.append(UserMessage(text=message.text, message_id=message_id))
             self._bodies.remember(message_id, message.text)
         await workflow.wait_condition(lambda: message_id in self._results)
-        return self._results[message_id]
+        result = self._results[message_id]
+        return result.model_copy(update={"settings_not_applied": ignored}) if ignored else result
 
     @send_message.validator
     def _validate_send(self, message: UserMessage) -> None:
@@ -240,6 +247,8 @@ class SessionWorkflow(ProposalHandlers):
             run_index=self._run_index,
             usage=self._cursor.usage,
             last_result=last,
+            budget=budget_of(self._settings.runtime),
+            settings_digest=settings_digest(self._settings),
         )
 
     @workflow.query(name=names.QUERY_TAIL)

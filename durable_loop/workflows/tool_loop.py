@@ -15,6 +15,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core.activity_refs import LLM_TURN, WRITE_MESSAGES
+    from durable_loop.core.circuit import BreakerState, CircuitBreaker
     from durable_loop.core.config import SessionSettings, ToolUseMode
     from durable_loop.core.contracts import (
         AppendItem,
@@ -39,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
 
 from durable_loop.workflows.activity_calls import run_activity, run_local_activity
 from durable_loop.workflows.context_summary import ContextSummaries
-from durable_loop.workflows.model_routing import ModelRouter, budget_error
+from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
 from durable_loop.workflows.tool_placement import heartbeat_timeout, run_tool_activity
 
@@ -79,6 +80,7 @@ class SessionCursor:
         self.usage = usage
         self.tail: list[TailEntry] = []
         self.dedup: dict[str, int] = {}
+        self.breaker = BreakerState()
         self.summary_due: int | None = None
         """Transcript seq before which a context summary is due (see context_summary)."""
 
@@ -124,7 +126,9 @@ class MessageLoop:
         self.last_failure: tuple[str, str] | None = None
         """The most recent tool call of this message if it failed: (tool, error text)."""
         self.fallbacks_left = self.config.fallback_retry_count
-        self.router = ModelRouter(settings)
+        self.router = ModelRouter(
+            settings, CircuitBreaker(self.config.circuit_breaker, cursor.breaker)
+        )
         self.summaries = ContextSummaries(session_id, self.config, cursor)
         registered = catalog.by_name()
         self.registered = set(registered)
@@ -265,6 +269,7 @@ class MessageLoop:
     async def _call_llm(self, inp: LlmTurnInput) -> LlmTurnOutput:
         endpoint = inp.endpoint
         after = f" (fallback after {', '.join(inp.fallback_from)})" if inp.fallback_from else ""
+        after += f" (circuit open: {', '.join(inp.circuit_open)})" if inp.circuit_open else ""
         return await run_activity(
             LLM_TURN,
             inp,
@@ -299,6 +304,7 @@ class MessageLoop:
             seen_calls=self.seen_calls,
             first_result_seq=self.cursor.take_seq(len(out.tool_calls)),
         )
+        plan = over_budget_plan(plan, self.config, self.cursor.usage)
         plan, deduplicated = dedupe_plan(plan, self.specs, self.cursor.dedup)
         self.deduplicated |= deduplicated
         self.result.ignored_tool_calls += plan.ignored

@@ -33,6 +33,7 @@ async def test_openapi_schema_lists_the_operations_and_bearer_auth(loop_worker, 
         "/v1/sessions/{session_id}/proposals/{proposal_id}/decision",
         "/v1/sessions/{session_id}/trace",
         "/v1/sessions/{session_id}/workspace",
+        "/v1/sessions/{session_id}/budget",
     } <= paths
     assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
     message = schema["paths"]["/v1/sessions/{session_id}/messages"]["post"]
@@ -340,3 +341,59 @@ async def test_the_workspace_endpoint_shows_committed_facts_and_audit(
     assert [(a["target"], a["op"]) for a in newest.json()["audit"]] == [("proposal", "confirm")]
     assert (unknown.status_code, code_of(unknown)) == (404, "SESSION_NOT_FOUND")
     assert unauthenticated.status_code == 401
+
+
+async def test_the_budget_endpoint_raises_it_as_the_token_identity(
+    loop_worker, scripted_llm, service, ws
+):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.text("one"), reply.text("two")])
+    runtime = RuntimeConfig(max_session_tokens=10)
+    async with loop_worker() as w, service(w) as http:
+        await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
+        spent = await w.sessions.send(sid, "a")
+        over = await w.sessions.send(sid, "b")
+        url = f"/v1/sessions/{sid}/budget"
+        empty = await http.post(url, json={}, headers=ALICE)
+        raised = await http.post(
+            url, json={"max_session_tokens": 100, "comment": "launch"}, headers=BOB
+        )
+        after = await w.sessions.send(sid, "c")
+        missing = await http.post(
+            f"/v1/sessions/{unique('nope')}/budget", json={"max_turns": 2}, headers=ALICE
+        )
+    assert spent.reply == "one" and over.error.code == "BUDGET_EXCEEDED"
+    assert "POST /v1/sessions/SESSION/budget" in over.error.message
+    assert (empty.status_code, code_of(empty)) == (422, "INVALID_SETTING")
+    assert raised.status_code == 200, raised.text
+    body = raised.json()
+    assert body["changed_by"] == "bob" and body["budget"]["max_session_tokens"] == 100
+    assert after.reply == "two"
+    assert (missing.status_code, code_of(missing)) == (404, "SESSION_NOT_FOUND")
+    (row,) = [a for a in await ws.audit(sid) if a.target == "budget"]
+    assert (row.actor, row.path, row.value, row.comment) == (
+        "bob",
+        "/max_session_tokens",
+        100,
+        "launch",
+    )
+
+
+async def test_starting_a_running_session_with_other_settings_says_so(
+    loop_worker, scripted_llm, service
+):
+    model, sid = unique("m"), unique("s")
+    settings = settings_for(scripted_llm, model).model_dump(mode="json")
+    other = settings_for(scripted_llm, unique("other")).model_dump(mode="json")
+    async with loop_worker() as w, service(w) as http:
+        first = await http.post(
+            "/v1/sessions", json={"session_id": sid, "settings": settings}, headers=ALICE
+        )
+        again = await http.post(
+            "/v1/sessions", json={"session_id": sid, "settings": other}, headers=ALICE
+        )
+        status = await w.sessions.status(sid)
+    assert first.status_code == again.status_code == 201
+    assert (first.json()["started"], first.json()["settings_not_applied"]) == (True, [])
+    assert (again.json()["started"], again.json()["settings_not_applied"]) == (False, ["llm"])
+    assert status.model == model

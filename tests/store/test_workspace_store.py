@@ -279,3 +279,18 @@ async def test_wrong_fingerprint_commits_nothing(store):
     assert out.status == "failed" and out.error and out.error.code == "FINGERPRINT_MISMATCH"
     record = await get_proposal(store, notice.proposal_id)
     assert record is not None and record.status == "pending"
+
+
+async def test_a_note_appends_audit_rows_once_per_key_and_changes_nothing(store):
+    wid = unique("ws")
+    await store.create(wid, facts={"a": 1})
+    source = ChangeSource(actor="ops", actor_kind="human", session_id="s1", idempotency_key="k1")
+    entries = [("budget", "set", "/max_session_tokens", 500)]
+    first = await store.note(wid, entries, source)
+    again = await store.note(wid, entries, source)
+    snapshot = await store.snapshot(wid)
+    notes = [a for a in await store.audit(wid) if a.target == "budget"]
+    assert first == again and first.version == snapshot.version == 1
+    assert [(a.path, a.value, a.actor, a.session_id) for a in notes] == [
+        ("/max_session_tokens", 500, "ops", "s1")
+    ]

@@ -12,7 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from temporalio.client import WorkflowHistory
 
 from durable_loop.client.history import fetch_histories
 from durable_loop.client.sessions import SessionClient
@@ -38,26 +41,24 @@ def calculator() -> ToolRegistry:
     return registry
 
 
-async def record(target: Path = HISTORY) -> Path:
+async def recorded(
+    registry: ToolRegistry,
+    session_id: str,
+    converse: Callable[[SessionClient, ScriptedLLM], Awaitable[None]],
+) -> WorkflowHistory:
+    """Run ``converse`` (which starts session ``session_id`` and closes it) on a fresh
+    time-skipping server with the scripted endpoint; return the session's history."""
     env = await start_test_environment()
     try:
         with ScriptedLLM() as llm, tempfile.TemporaryDirectory() as tmp:
             store = open_store(StoreConfig.sqlite_file(Path(tmp) / "store.db"))
             http = new_http_client()
-            deps = WorkerDeps(store=store, registry=calculator(), http=http, environ={})
-            sid, model = "before-change", "before-change-model"
-            llm.script(
-                model,
-                [reply.tool_call("add", {"a": 2, "b": 3}), reply.text("5"), reply.text("bye")],
-            )
+            deps = WorkerDeps(store=store, registry=registry, http=http, environ={})
             sessions = SessionClient(env.client, task_queue="recording", search_attributes=False)
             try:
                 async with build_worker(env.client, deps, task_queue="recording"):
-                    await sessions.start(sid, settings_for(llm, model))
-                    await sessions.send(sid, "what is 2+3?", message_id="m1")
-                    await sessions.send(sid, "thanks", message_id="m2")
-                    await sessions.close(sid)
-                    workflow_id = names.session_workflow_id(sid)
+                    await converse(sessions, llm)
+                    workflow_id = names.session_workflow_id(session_id)
                     await env.client.get_workflow_handle(workflow_id).result()
                     [history] = await fetch_histories(env.client, workflow_id)
             finally:
@@ -65,10 +66,30 @@ async def record(target: Path = HISTORY) -> Path:
                 await store.close()
     finally:
         await env.shutdown()
+    return history
+
+
+def write(history: WorkflowHistory, target: Path) -> Path:
     target.write_text(json.dumps(history.to_json_dict(), indent=1) + "\n")
+    print(f"wrote {target} ({target.stat().st_size} bytes)")
     return target
 
 
+async def record(target: Path = HISTORY) -> Path:
+    sid, model = "before-change", "before-change-model"
+
+    async def converse(sessions: SessionClient, llm: ScriptedLLM) -> None:
+        llm.script(
+            model,
+            [reply.tool_call("add", {"a": 2, "b": 3}), reply.text("5"), reply.text("bye")],
+        )
+        await sessions.start(sid, settings_for(llm, model))
+        await sessions.send(sid, "what is 2+3?", message_id="m1")
+        await sessions.send(sid, "thanks", message_id="m2")
+        await sessions.close(sid)
+
+    return write(await recorded(calculator(), sid, converse), target)
+
+
 if __name__ == "__main__":
-    path = asyncio.run(record())
-    print(f"wrote {path} ({path.stat().st_size} bytes)")
+    asyncio.run(record())

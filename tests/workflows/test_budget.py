@@ -69,9 +69,15 @@ async def test_budget_exceeded_ends_the_loop_cleanly_and_the_session_stays_open(
     assert first.status == "completed" and first.reply == "3"
     assert second.status == "failed" and second.error.code == "BUDGET_EXCEEDED"
     assert "45 tokens" in second.error.message and "max_session_tokens=40" in second.error.message
-    assert [t.ok for t in second.tool_calls] == [True]  # the turn's tool call still ran
+    # the turn that crossed the budget asked for a tool: not run, paired with the error
+    (unrun,) = second.tool_calls
+    assert (unrun.ok, unrun.executed, unrun.error_codes) == (False, False, ["BUDGET_EXCEEDED"])
     assert third.error.code == "BUDGET_EXCEEDED" and third.turns == 0
-    assert len(scripted_llm.requests(model)) == 3 and log.names() == ["add", "add"]
+    assert len(scripted_llm.requests(model)) == 3 and log.names() == ["add"]
+    (paired,) = [m.message for m in stored if m.message.role == "tool"][1:]
+    asked = [m.message for m in stored if m.message.tool_calls][-1].tool_calls[0]
+    assert paired.tool_call_id == asked.id and paired.envelope is not None
+    assert [e.code for e in paired.envelope.errors] == ["BUDGET_EXCEEDED"]
     assert status.state == "idle" and status.messages_done == 3
     assert status.usage.total_tokens == 45
     assert [m.message.content for m in stored if m.message.role == "user"] == [
@@ -79,3 +85,21 @@ async def test_budget_exceeded_ends_the_loop_cleanly_and_the_session_stays_open(
         "2+2?",
         "anything",
     ]
+
+
+async def test_calls_refused_for_their_own_reason_keep_it_on_the_crossing_turn(
+    loop_worker, scripted_llm
+):
+    model, sid, log = unique("m"), unique("s"), ToolLog()
+    crossing = reply.tool_calls(("add", {"a": 1, "b": 2}), ("no_such_tool", {}))
+    scripted_llm.script(model, [crossing, reply.text("never requested")])
+    runtime = RuntimeConfig(max_session_tokens=10)
+    async with loop_worker(recording_tools(log)) as w:
+        await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
+        result = await w.sessions.send(sid, "1+2?")
+    assert result.error.code == "BUDGET_EXCEEDED" and result.turns == 1
+    assert [(t.name, t.executed, t.error_codes) for t in result.tool_calls] == [
+        ("add", False, ["BUDGET_EXCEEDED"]),
+        ("no_such_tool", False, ["TOOL_NOT_FOUND"]),
+    ]
+    assert log.names() == [] and len(scripted_llm.requests(model)) == 1

@@ -21,6 +21,11 @@ async def refused_code(call) -> ErrorCode | None:
     return refusal_of(caught.value).code
 
 
+async def seen_post(sessions, sid: str) -> bool:
+    status = await sessions.status(sid)
+    return bool(status.queued_messages or status.messages_done or status.state == "running")
+
+
 async def test_a_reused_message_id_with_another_text_is_refused(loop_worker, scripted_llm):
     model, sid = unique("m"), unique("s")
     scripted_llm.script(model, [reply.text("first answer"), reply.text("never sent")])
@@ -42,6 +47,9 @@ async def test_a_queued_message_id_reused_with_another_text_is_refused(loop_work
     async with loop_worker() as w:
         await w.sessions.start(sid, settings_for(scripted_llm, model))
         await w.sessions.post(sid, "a note", message_id="note-1")
+        # The server may hand the workflow an Update before a Signal sent earlier: wait
+        # until the session has seen the post, so the send below reuses a known id.
+        await wait_until(lambda: seen_post(w.sessions, sid))
         code = await refused_code(w.sessions.send(sid, "another note", message_id="note-1"))
         joined = await w.sessions.send(sid, "a note", message_id="note-1")
     assert code is ErrorCode.IDEMPOTENCY_KEY_REUSED

@@ -126,13 +126,16 @@ class ChatLoop:
     async def run(self, temporal: dict[str, object], task_queue: str | None) -> None:
         from durable_loop.client.connect import connect
         from durable_loop.client.sessions import SessionClient
+        from durable_loop.core.settings_digest import not_applied_note
         from durable_loop.worker.settings import WorkerSettings
 
         worker_settings = WorkerSettings.load(temporal=temporal, task_queue=task_queue)
         client = await connect(worker_settings.temporal)
         sessions = SessionClient(client, task_queue=worker_settings.task_queue)
         if self.settings is not None:
-            await sessions.start(self.session_id, self.settings)
+            outcome = await sessions.start_or_join(self.session_id, self.settings)
+            if outcome.settings_not_applied:
+                say(f"note: {not_applied_note(outcome.settings_not_applied)}")
         status = await self._known(sessions)
         self.shown_seq = status.next_seq - 1
         say(f"session {self.session_id} · model {status.model} · approver {self.approver}")

@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, Namespace
+from durable_loop.cli.commands.session_rpc import known_failure, temporal_client
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from temporalio.client import Client
-
     from durable_loop.core.proposals import DecisionResult, ProposalList, Verdict
 
 Session = Annotated[str, typer.Argument(help="Session id (workflow id session-<ID>).")]
@@ -151,17 +150,10 @@ def _decide(
         raise typer.Exit(1)
 
 
-async def _client(temporal: dict[str, object]) -> Client:
-    from durable_loop.client.connect import connect
-    from durable_loop.worker.settings import WorkerSettings
-
-    return await connect(WorkerSettings.load(temporal=temporal).temporal)
-
-
 async def _list(session_id: str, temporal: dict[str, object]) -> ProposalList:
     from durable_loop.client.proposals import ProposalClient
 
-    approvals = ProposalClient(await _client(temporal))
+    approvals = ProposalClient(await temporal_client(temporal))
     try:
         return await approvals.proposals(session_id)
     except Exception as err:
@@ -180,7 +172,7 @@ async def _send_decision(
     from durable_loop.client.proposals import ProposalClient
     from durable_loop.core.proposals import ProposalDecision
 
-    approvals = ProposalClient(await _client(temporal))
+    approvals = ProposalClient(await temporal_client(temporal))
     try:
         if fingerprint is None and verdict == "confirm":
             decision = await approvals.decision_for(
@@ -200,19 +192,9 @@ async def _send_decision(
 
 
 def _known(err: Exception, session_id: str) -> Exception:
-    """Map refusals to CliError(code); anything else passes through unchanged."""
-    from temporalio.client import WorkflowUpdateFailedError
-    from temporalio.service import RPCError, RPCStatusCode
-
     from durable_loop.cli.errors import CliError
     from durable_loop.client.proposals import ProposalNotPending
-    from durable_loop.client.refusals import refusal_of
 
     if isinstance(err, ProposalNotPending):
         return CliError(err.code, err.message)
-    if isinstance(err, WorkflowUpdateFailedError):
-        refused = refusal_of(err)
-        return CliError(refused.code or ErrorCode.DECISION_REFUSED, refused.message)
-    if isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND:
-        return CliError(ErrorCode.SESSION_NOT_FOUND, f"no running session {session_id!r}")
-    return err
+    return known_failure(err, session_id, ErrorCode.DECISION_REFUSED)

@@ -79,6 +79,10 @@ def summary_lines(result: RunResult) -> list[str]:
         lines.append(f"  session turn {call.turn}: {call.name} [{call.call_id}] {verdict}{how}")
     if result.error is not None:
         lines.append(f"  error {result.error.code}: {result.error.message}")
+    if result.settings_not_applied:
+        from durable_loop.core.settings_digest import not_applied_note
+
+        lines.append(f"  note: {not_applied_note(result.settings_not_applied)}")
     return lines
 
 
