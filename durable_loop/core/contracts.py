@@ -71,6 +71,11 @@ class RunResult(BaseModel):
     pipeline: PipelineTrace | None = Field(
         default=None, description="Router strategy: the route taken and each step's latency"
     )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What the run did not do that the reply may suggest (a tool call written "
+        "as text, not executed), with the setting that would change it",
+    )
 
 
 class TailEntry(BaseModel):
@@ -261,6 +266,9 @@ class LlmTurnOutput(BaseModel):
     context_dropped: int = Field(default=0, description="Messages the context window left out")
     context_first_kept_seq: int | None = None
     summary_covers_upto: int | None = None
+    warnings: list[str] = Field(
+        default_factory=list, description="E.g. a tool call written as text, not executed"
+    )
 
 
 class ToolRunInput(BaseModel):

@@ -72,6 +72,8 @@ class LlmReplyMeta(RowMeta):
     """``True`` when the text was streamed; otherwise left out."""
     context: ContextReport | None = None
     """What the context window left out, when it left something out or sent a summary."""
+    warnings: list[str] | None = None
+    """What the reply suggests but the runtime did not do (a tool call written as text)."""
 
     @field_serializer("context")
     def _context(self, report: ContextReport | None) -> dict[str, Any] | None:

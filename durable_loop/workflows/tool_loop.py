@@ -257,6 +257,7 @@ class MessageLoop:
             self.appends = []
             self.require_tool_call = False
             self._spend(out.usage)
+            self.result.warnings += [w for w in out.warnings if w not in self.result.warnings]
             self.summaries.note(out)
             self._remember(assistant_seq, "assistant", out.text, [c.name for c in out.tool_calls])
             return out

@@ -79,6 +79,7 @@ def summary_lines(result: RunResult) -> list[str]:
         lines.append(f"  turn {call.turn}: {call.name} [{call.call_id}] {verdict}{how}")
     if result.error is not None:
         lines.append(f"  error {result.error.code}: {result.error.message}")
+    lines += [f"  warning: {warning}" for warning in result.warnings]
     return lines
 
 

@@ -146,6 +146,7 @@ def _turn_row(call: LlmCall, run_index: int, index: _Index, until_seq: int) -> T
             "plan_fingerprint": out.plan_fingerprint,
             "finish_reason": out.finish_reason,
             "cached": out.cached,
+            "warnings": list(out.warnings),
             "calls": [index.call_row(c, inp.assistant_seq, until_seq) for c in out.tool_calls],
         }
     )

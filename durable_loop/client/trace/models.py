@@ -86,6 +86,7 @@ class TurnRow(BaseModel):
     user_text: str | None = Field(
         default=None, description="Preview of the user message this turn starts answering"
     )
+    warnings: list[str] = Field(default_factory=list)
 
 
 class RunInfo(BaseModel):

@@ -32,7 +32,10 @@ def _status(turn: TurnRow) -> Text:
         return Text(turn.error.code, style="red")
     if turn.pending:
         return Text("pending", style="yellow")
-    return Text(turn.finish_reason or "", style="dim")
+    status = Text(turn.finish_reason or "", style="dim")
+    for warning in turn.warnings:
+        status.append(f"\nwarning: {warning}", style="yellow")
+    return status
 
 
 def _tokens(turn: TurnRow) -> str:
