@@ -301,6 +301,10 @@ class ToolRunOutput(BaseModel):
     proposal: ProposalNotice | None = Field(
         default=None, description="A change this call proposed; it awaits a person's decision"
     )
+    executed: bool = Field(
+        default=True,
+        description="The tool's code ran (False: refused before it, e.g. INVALID_ARGS)",
+    )
 
 
 class WriteMessagesInput(BaseModel):

@@ -117,6 +117,8 @@ class ToolResultMeta(RowMeta):
     output_bytes: int = 0
     attempt: int = 0
     idempotency_key: str = ""
+    not_run: bool | None = None
+    """``True`` when a check refused the call before the tool's code ran; else left out."""
 
 
 class ReusedResultMeta(RowMeta):

@@ -403,7 +403,7 @@ class MessageLoop:
                 name=call.name,
                 ok=ok,
                 error_codes=codes,
-                executed=decision.action == "execute",
+                executed=decision.action == "execute" and ran is not None and ran.executed,
                 reused=decision.action == "reuse",
                 deduplicated=decision.result_seq in self.deduplicated,
             )

@@ -48,7 +48,7 @@ class _Index:
                 update={
                     "ok": out.ok,
                     "error_codes": list(out.error_codes),
-                    "executed": True,
+                    "executed": out.executed,
                     "duration_ms": out.duration_ms,
                     "result_seq": out.result_seq,
                     "source": "history",
