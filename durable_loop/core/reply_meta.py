@@ -127,4 +127,5 @@ class ReusedResultMeta(RowMeta):
     reused_from: int | None = None
     """The seq of the result it copies; ``None`` on rows that are not copies."""
     deduplicated: bool | None = None
-    """``True`` when a session-wide dedup hit, not a repeat within one reply; else left out."""
+    """``True`` when the session-wide dedup answered, not the repeated-call guard (a repeat
+    of an earlier turn of the same message); else left out."""
