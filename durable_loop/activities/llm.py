@@ -90,7 +90,7 @@ class LlmActivities:
             if message.tool_calls
             else text_call_warning(
                 message.content,
-                [t.name for t in turn.plan.tools],
+                [t.name for t in turn.plan.tools] if turn.plan.tool_choice != "none" else [],
                 transforms.response_transforms,
             )
         )

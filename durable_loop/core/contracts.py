@@ -215,7 +215,11 @@ class LlmTurnInput(BaseModel):
     appends: list[AppendItem] = Field(default_factory=list)
     assistant_seq: int
     endpoint: LlmEndpoint
-    tool_names: list[str] = Field(default_factory=list)
+    tool_names: list[str] = Field(
+        default_factory=list,
+        description="The tools the model may see: sent when send_tools; otherwise sent only, "
+        "asking for no call, to providers that need tools beside earlier tool calls",
+    )
     send_tools: bool = True
     tool_choice: str | dict[str, JsonValue] = "auto"
     parallel_tool_calls: bool | None = None

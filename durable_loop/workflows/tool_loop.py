@@ -231,7 +231,7 @@ class MessageLoop:
                 appends=self.appends,
                 assistant_seq=assistant_seq,
                 endpoint=endpoint,
-                tool_names=self.visible if send_tools else [],
+                tool_names=self.visible,
                 send_tools=send_tools,
                 tool_choice="required" if self.require_tool_call else self.config.tool_choice,
                 parallel_tool_calls=self.config.parallel_tool_calls,

@@ -98,6 +98,9 @@ class OpenAICompatAdapter:
     name = "openai"
     default_api_prefix = "/v1"
     messages_key = "messages"
+    # OpenAI takes tool messages without tools; the packaged local model prints calls as
+    # text under tool_choice "none" but answers when the tools are left out.
+    no_call_keeps_tools = False
 
     def build_request(self, plan: PromptPlan, messages: list[Message]) -> ProviderRequest:
         body: dict[str, JsonValue] = dict(plan.llm_options)
