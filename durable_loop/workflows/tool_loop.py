@@ -136,6 +136,10 @@ class MessageLoop:
     # ------------------------------------------------------------------ driver
 
     async def run(self, text: str) -> RunResult:
+        # Notes on decided proposals go before the person's new message (a model answers
+        # the last user message). Only the order of the next llm_turn's appends changes,
+        # not a command: histories recorded before replay (tests/versioning).
+        await self._append_outcome_notes()
         self._append(Message.user(text))
         try:
             while True:
@@ -211,9 +215,13 @@ class MessageLoop:
             and bool(self.visible)
         )
 
-    async def _llm_turn(self) -> LlmTurnOutput | None:
+    async def _append_outcome_notes(self) -> None:
+        """Outcomes of proposals decided since the model last read (see ProposalBook)."""
         for note in await self.proposals.before_llm_turn() if self.proposals else []:
             self._append(Message.user(note, synthetic=True))
+
+    async def _llm_turn(self) -> LlmTurnOutput | None:
+        await self._append_outcome_notes()
         while True:
             over_budget = budget_error(self.config, self.cursor.usage)
             if over_budget is not None:
