@@ -124,6 +124,10 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
     calls = []
     for index, call in enumerate(message.tool_calls):
         valid, digest = arguments_fingerprint(call.arguments)
+        # Blank arguments are not a JSON object: the normalisation's blank-to-{} transform
+        # stores them as {}; without it (strict shapes) the loop refuses them as INVALID_JSON
+        # and the model's "" goes back to the endpoint as it came.
+        valid = valid and bool(call.arguments.strip())
         size = utf8_len(call.arguments)
         largest = largest_string(call.arguments) if valid and size > LARGE_ARGS_BYTES else None
         calls.append(
