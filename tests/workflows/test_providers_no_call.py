@@ -5,6 +5,8 @@ for no call (both refuse tool blocks without tools); OpenAI-compatible leaves th
 
 from __future__ import annotations
 
+import pytest
+
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.testing import reply
 from durable_loop.testing import reply_anthropic as anthropic
@@ -31,41 +33,36 @@ async def run(loop_worker, scripted_llm, model, settings, steps):
     return scripted_llm.requests(model)
 
 
-async def test_anthropic_keeps_the_tools_and_asks_for_no_call(loop_worker, scripted_llm):
-    model = unique("claude")
+NEEDS_TOOLS = {
+    "anthropic": (
+        anthropic_settings,
+        lambda call_id: anthropic.tool_call("add", {"a": 1, "b": 2}, call_id),
+        anthropic.text,
+        {"tool_choice": {"type": "none"}},
+    ),
+    "gemini": (
+        gemini_settings,
+        lambda call_id: gemini.function_call("add", {"a": 1, "b": 2}),
+        gemini.text,
+        {"toolConfig": {"functionCallingConfig": {"mode": "NONE"}}},
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(NEEDS_TOOLS))
+async def test_the_tools_stay_and_no_call_is_asked_for(loop_worker, scripted_llm, provider):
+    settings_of, call, text, no_call = NEEDS_TOOLS[provider]
+    model = unique(provider)
     requests = await run(
         loop_worker,
         scripted_llm,
         model,
-        anthropic_settings(scripted_llm, model),
-        [
-            anthropic.tool_call("add", {"a": 1, "b": 2}, "toolu_1"),
-            anthropic.tool_call("add", {"a": 1, "b": 2}, "toolu_2"),
-            anthropic.text("3"),
-        ],
-    )
-    first, last = requests[0].body, requests[2].body
-    assert first["tool_choice"] == {"type": "auto"}
-    assert last["tools"] == first["tools"]
-    assert last["tool_choice"] == {"type": "none"}
-
-
-async def test_gemini_keeps_the_tools_and_asks_for_no_call(loop_worker, scripted_llm):
-    model = unique("gemini")
-    requests = await run(
-        loop_worker,
-        scripted_llm,
-        model,
-        gemini_settings(scripted_llm, model),
-        [
-            gemini.function_call("add", {"a": 1, "b": 2}),
-            gemini.function_call("add", {"a": 1, "b": 2}),
-            gemini.text("3"),
-        ],
+        settings_of(scripted_llm, model),
+        [call("c1"), call("c2"), text("3")],
     )
     first, last = requests[0].body, requests[2].body
     assert last["tools"] == first["tools"]
-    assert last["toolConfig"] == {"functionCallingConfig": {"mode": "NONE"}}
+    assert {key: last[key] for key in no_call} == no_call
 
 
 async def test_openai_compatible_leaves_the_tools_out(loop_worker, scripted_llm):
