@@ -82,3 +82,20 @@ async def test_exhausted_timeouts_say_how_many_attempts_over_how_long(
     assert f"{host} (model {model}) did not answer within 0.3s" in result.error.message
     assert "gave up after 3 attempts over" in result.error.message
     assert not [r for r in caplog.records if r.exc_info and r.levelno >= logging.INFO]
+
+
+async def test_a_refused_key_logs_one_warning_line_and_is_not_retried(
+    loop_worker, scripted_llm, caplog
+):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.error(401, "invalid api key")])
+    caplog.set_level(logging.INFO)
+    async with loop_worker() as w:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        result = await w.sessions.send(sid, "hi")
+
+    assert result.error is not None and result.error.code == "PROVIDER_AUTH"
+    assert "attempts" not in result.error.message
+    [line] = [r for r in caplog.records if "PROVIDER_AUTH" in r.getMessage()]
+    assert line.levelno == logging.WARNING and line.exc_info is None
+    assert "attempt 1 failed" in line.getMessage() and "not retried" in line.getMessage()
