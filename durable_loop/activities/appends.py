@@ -17,17 +17,21 @@ from durable_loop.core.reply_meta import ReusedResultMeta, RowMeta
 from durable_loop.store import TranscriptStore
 
 REUSED_WARNING = (
-    "identical call already made in this reply; this is its recorded result. "
-    "Do not call the tool again: answer the user now."
+    "identical to a call already made in an earlier turn; this is its recorded result "
+    "(the tool did not run again). Do not call the tool again: answer the user now."
 )
 REUSED_FAILURE_WARNING = (
-    "identical to a call that already failed in this reply; this is its recorded error. "
-    "Repeating it cannot succeed: change the arguments as the error says."
+    "identical to a call that already failed in an earlier turn; this is its recorded error "
+    "(the tool did not run again). Repeating it cannot succeed: change the arguments as the "
+    "error says."
 )
 DEDUPLICATED_WARNING = (
     "this exact call was already made earlier in this session; this is its recorded result "
     "(the tool did not run again)."
 )
+"""The repeated-call guard (``REUSED_*``) sees calls of earlier turns of the same message;
+the session-wide dedup (``DEDUPLICATED_*``) those of any earlier message. Neither looks
+within one reply: identical calls of one reply all run."""
 
 
 async def write_appends(store: TranscriptStore, session_id: str, appends: list[AppendItem]) -> None:
@@ -49,7 +53,11 @@ async def write_appends(store: TranscriptStore, session_id: str, appends: list[A
         else:
             warning = REUSED_WARNING if envelope.ok else REUSED_FAILURE_WARNING
         reused = envelope.model_copy(
-            update={"warnings": [*envelope.warnings, warning], "deduplicated": True}
+            update={
+                "warnings": [*envelope.warnings, warning],
+                "reused": True,
+                "deduplicated": item.dedupe,
+            }
         )
         message = Message.tool_result(item.tool_call_id or "", item.tool_name or "", reused)
         meta = ReusedResultMeta(

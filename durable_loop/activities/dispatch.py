@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -81,6 +82,15 @@ def bound_output(envelope: Envelope, max_bytes: int) -> tuple[Envelope, int]:
     return envelope, size
 
 
+class Dispatched(NamedTuple):
+    envelope: Envelope
+    size: int
+    """Output size in bytes."""
+    ran: bool
+    """The tool's code ran; False when a check before it (unknown tool, arguments that are
+    not JSON or do not fit the schema) refused the call."""
+
+
 async def dispatch(
     tool: RegisteredTool | None,
     name: str,
@@ -91,20 +101,25 @@ async def dispatch(
     max_output_bytes: int,
     last_attempt: bool,
     ignore_implicit: bool = False,
-) -> tuple[Envelope, int]:
-    """Run one call; returns the envelope and the output size in bytes."""
+) -> Dispatched:
+    """Run one call: the envelope, the output size and whether the tool ran."""
     if tool is None:
-        return Envelope.failure(ErrorCode.TOOL_NOT_FOUND, f"no tool named {name!r}"), 0
+        return Dispatched(
+            Envelope.failure(ErrorCode.TOOL_NOT_FOUND, f"no tool named {name!r}"), 0, False
+        )
     parsed = parse_arguments(raw_arguments)
     if isinstance(parsed, Envelope):
-        return parsed, 0
+        return Dispatched(parsed, 0, False)
     ignored = [k for k in tool.spec.implicit_args if k in parsed] if ignore_implicit else []
     parsed = {k: v for k, v in parsed.items() if k not in ignored}
+    invalid = validate_arguments(tool, parsed)
+    if invalid is not None:
+        return Dispatched(invalid, 0, False)
     envelope, size = await _run(tool, name, parsed, ctx, timeout_s, max_output_bytes, last_attempt)
-    if not ignored:
-        return envelope, size
-    note = f"{', '.join(ignored)}: filled in by the runtime; the value you passed was ignored"
-    return envelope.model_copy(update={"warnings": [*envelope.warnings, note]}), size
+    if ignored:
+        note = f"{', '.join(ignored)}: filled in by the runtime; the value you passed was ignored"
+        envelope = envelope.model_copy(update={"warnings": [*envelope.warnings, note]})
+    return Dispatched(envelope, size, True)
 
 
 async def _run(
@@ -116,9 +131,6 @@ async def _run(
     max_output_bytes: int,
     last_attempt: bool,
 ) -> tuple[Envelope, int]:
-    invalid = validate_arguments(tool, parsed)
-    if invalid is not None:
-        return invalid, 0
     try:
         result = await asyncio.wait_for(tool.call(parsed, ctx, TOOL_THREADS), timeout=timeout_s)
     except TimeoutError:

@@ -31,6 +31,7 @@ from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.reply_meta import LlmReplyMeta
 from durable_loop.core.request import plan_turn
 from durable_loop.core.transforms.registry import transform_tool_calls
+from durable_loop.core.transforms.text_calls import text_call_warning
 from durable_loop.store import TranscriptStore
 from durable_loop.store.stream import StreamStore
 
@@ -84,6 +85,15 @@ class LlmActivities:
         message = fill_missing_call_ids(reply.message, id_prefix)
         message = transform_tool_calls(transforms.tool_call_transforms, message)
         report = turn.report
+        warning = (
+            None
+            if message.tool_calls
+            else text_call_warning(
+                message.content,
+                [t.name for t in turn.plan.tools] if turn.plan.tool_choice != "none" else [],
+                transforms.response_transforms,
+            )
+        )
         meta = LlmReplyMeta(
             turn=inp.turn,
             model=endpoint.model,
@@ -98,6 +108,7 @@ class LlmActivities:
             fallback_from=list(inp.fallback_from) or None,
             streamed=done.streamed or None,
             context=report if report.dropped or report.summary_seq is not None else None,
+            warnings=[warning] if warning else None,
         )
         written = await self.store.put(session_id, inp.assistant_seq, message, meta)
         return summarize_reply(written, inp, cached=False)
@@ -113,6 +124,10 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
     calls = []
     for index, call in enumerate(message.tool_calls):
         valid, digest = arguments_fingerprint(call.arguments)
+        # Blank arguments are not a JSON object: the normalisation's blank-to-{} transform
+        # stores them as {}; without it (strict shapes) the loop refuses them as INVALID_JSON
+        # and the model's "" goes back to the endpoint as it came.
+        valid = valid and bool(call.arguments.strip())
         size = utf8_len(call.arguments)
         largest = largest_string(call.arguments) if valid and size > LARGE_ARGS_BYTES else None
         calls.append(
@@ -144,4 +159,5 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
         context_dropped=context.dropped,
         context_first_kept_seq=context.first_kept_seq,
         summary_covers_upto=context.summary_covers_upto,
+        warnings=meta.warnings or [],
     )

@@ -103,7 +103,7 @@ async def post_streaming(
                     event = json.loads(data)
                 except ValueError:
                     raise ApplicationError(
-                        f"unreadable {endpoint.provider} stream event: "
+                        f"unreadable stream event from {endpoint.label()}: "
                         f"{redact(data, api_key)[:SNIPPET_LIMIT]!r}",
                         type=ErrorCode.PROVIDER_BAD_RESPONSE,
                         non_retryable=True,

@@ -77,7 +77,7 @@ def provider_failures(endpoint: LlmEndpoint, url: str) -> Iterator[None]:
         raise unreachable(endpoint, url, current_attempt()) from None
     except httpx.TimeoutException as err:
         raise ApplicationError(
-            f"{endpoint.provider} did not answer within {endpoint.timeout_s}s "
+            f"{endpoint.label()} did not answer within {endpoint.timeout_s}s "
             f"({type(err).__name__})",
             type=ErrorCode.PROVIDER_UNAVAILABLE,
         ) from None
@@ -192,14 +192,14 @@ def read_reply(
     except ProviderFormatError as err:
         began = redact(raw, api_key)[:SNIPPET_LIMIT]
         raise ApplicationError(
-            f"unreadable {endpoint.provider} response: {redact(err.reason, api_key)}; "
+            f"unreadable response from {endpoint.label()}: {redact(err.reason, api_key)}; "
             f"response began: {began!r}",
             type=ErrorCode.PROVIDER_BAD_RESPONSE,
             non_retryable=True,
         ) from None
     except ProviderErrorReply as err:
         raise ApplicationError(
-            redact(f"{endpoint.provider} replied with an error: {err.message}", api_key),
+            redact(f"{endpoint.label()} replied with an error: {err.message}", api_key),
             type=err.code,
             non_retryable=not err.retryable,
         ) from None
@@ -207,7 +207,7 @@ def read_reply(
         # A shape no check above anticipated: still a coded, bounded failure.
         began = redact(raw, api_key)[:SNIPPET_LIMIT]
         raise ApplicationError(
-            f"unreadable {endpoint.provider} response "
+            f"unreadable response from {endpoint.label()} "
             f"({type(err).__name__}: {redact(str(err), api_key)[:ERROR_SNIPPET]}); "
             f"response began: {began!r}",
             type=ErrorCode.PROVIDER_BAD_RESPONSE,

@@ -6,7 +6,7 @@ import time
 
 from temporalio import activity
 
-from durable_loop.activities.dispatch import dispatch
+from durable_loop.activities.dispatch import Dispatched, dispatch
 from durable_loop.activities.heartbeat import heartbeating
 from durable_loop.core import names
 from durable_loop.core.contracts import (
@@ -61,9 +61,10 @@ class ToolActivities:
         )
         started = time.monotonic()
         if inp.call_index >= len(calls):
-            envelope, size = Envelope.failure(ErrorCode.TOOL_ERROR, "call not in the store"), 0
+            missing = Envelope.failure(ErrorCode.TOOL_ERROR, "call not in the store")
+            done = Dispatched(missing, 0, False)
         else:
-            envelope, size = await dispatch(
+            done = await dispatch(
                 self.registry.get(inp.name),
                 inp.name,
                 calls[inp.call_index].arguments,
@@ -74,12 +75,13 @@ class ToolActivities:
                 ignore_implicit=inp.ignore_implicit_args,
             )
         duration_us = int((time.monotonic() - started) * 1_000_000)
-        message = Message.tool_result(inp.call_id, inp.name, envelope)
+        message = Message.tool_result(inp.call_id, inp.name, done.envelope)
         meta = ToolResultMeta(
             turn=inp.turn,
             duration_ms=duration_us // 1000,
             duration_us=duration_us,
-            output_bytes=size,
+            output_bytes=done.size,
+            not_run=None if done.ran else True,
             attempt=info.attempt,
             idempotency_key=ctx.idempotency_key,
         )
@@ -104,4 +106,5 @@ def summarize_result(stored: StoredMessage, inp: ToolRunInput, *, cached: bool) 
         duration_us=meta.duration_us,
         cached=cached,
         proposal=envelope.proposal,
+        executed=not meta.not_run,
     )

@@ -170,8 +170,9 @@ class RuntimeConfig(BaseModel):
     router: RouterConfig = RouterConfig()
     provider_normalization: bool = Field(
         default=True,
-        description="Apply the provider's generic shape normalisation transforms "
-        "(toolcalling/transforms/defaults.py); False reads replies strictly.",
+        description="Apply the provider's shape normalisation transforms "
+        "(core/transforms/defaults.py: OpenAI-compatible reply shapes, the Gemini "
+        "signature shim); False reads replies strictly.",
     )
     message_transforms: NameList = Field(default_factory=list)
     tool_transforms: NameList = Field(default_factory=list)

@@ -93,6 +93,11 @@ class RunResult(BaseModel):
         description="Settings sent with this message (update-with-start) that the session, "
         "already running, did not apply: change them with switch_model or set_budget",
     )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What the run did not do that the reply may suggest (a tool call written "
+        "as text, not executed), with the setting that would change it",
+    )
 
 
 class TailEntry(BaseModel):
@@ -242,7 +247,11 @@ class LlmTurnInput(BaseModel):
     appends: list[AppendItem] = Field(default_factory=list)
     assistant_seq: int
     endpoint: LlmEndpoint
-    tool_names: list[str] = Field(default_factory=list)
+    tool_names: list[str] = Field(
+        default_factory=list,
+        description="The tools the model may see: sent when send_tools; otherwise sent only, "
+        "asking for no call, to providers that need tools beside earlier tool calls",
+    )
     send_tools: bool = True
     tool_choice: str | dict[str, JsonValue] = "auto"
     parallel_tool_calls: bool | None = None
@@ -300,6 +309,9 @@ class LlmTurnOutput(BaseModel):
     context_dropped: int = Field(default=0, description="Messages the context window left out")
     context_first_kept_seq: int | None = None
     summary_covers_upto: int | None = None
+    warnings: list[str] = Field(
+        default_factory=list, description="E.g. a tool call written as text, not executed"
+    )
 
 
 class ToolRunInput(BaseModel):
@@ -334,6 +346,10 @@ class ToolRunOutput(BaseModel):
     cached: bool = False
     proposal: ProposalNotice | None = Field(
         default=None, description="A change this call proposed; it awaits a person's decision"
+    )
+    executed: bool = Field(
+        default=True,
+        description="The tool's code ran (False: refused before it, e.g. INVALID_ARGS)",
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from durable_loop.core.providers import ADAPTERS
@@ -78,6 +80,12 @@ class LlmEndpoint(BaseModel):
             provider = data.get("provider") or "openai"
             data = {**data, "api_prefix": default_api_prefix(str(provider))}
         return data
+
+    def label(self) -> str:
+        """How errors name the endpoint: host (and port) and model, not the adapter, which
+        any OpenAI-compatible server shares."""
+        host = urlsplit(self.base_url).netloc or self.base_url
+        return f"{host} (model {self.model})"
 
     @field_validator("llm_options")
     @classmethod

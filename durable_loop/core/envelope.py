@@ -16,7 +16,12 @@ class Envelope(BaseModel):
     data: JsonValue = None
     warnings: list[str] = Field(default_factory=list)
     errors: list[CodedError] = Field(default_factory=list)
-    deduplicated: bool = False
+    deduplicated: bool = Field(
+        default=False, description="Answered by the session-wide dedup of a dedupe=True tool"
+    )
+    reused: bool = Field(
+        default=False, description="An earlier call's recorded result; the tool did not run"
+    )
     proposal: ProposalNotice | None = Field(
         default=None,
         description="Set by a tool that proposed a change for a person to confirm; reaches "
@@ -38,7 +43,8 @@ class Envelope(BaseModel):
     def to_content(self) -> str:
         """The JSON text the model reads as the tool result."""
         body = self.model_dump(mode="json", exclude_defaults=False)
-        if not self.deduplicated:
-            body.pop("deduplicated")
+        for flag in ("deduplicated", "reused"):
+            if not body[flag]:
+                body.pop(flag)
         body.pop("proposal")
         return canonical_dumps(body)

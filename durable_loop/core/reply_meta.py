@@ -72,6 +72,8 @@ class LlmReplyMeta(RowMeta):
     """``True`` when the text was streamed; otherwise left out."""
     context: ContextReport | None = None
     """What the context window left out, when it left something out or sent a summary."""
+    warnings: list[str] | None = None
+    """What the reply suggests but the runtime did not do (a tool call written as text)."""
 
     @field_serializer("context")
     def _context(self, report: ContextReport | None) -> dict[str, Any] | None:
@@ -116,6 +118,8 @@ class ToolResultMeta(RowMeta):
     output_bytes: int = 0
     attempt: int = 0
     idempotency_key: str = ""
+    not_run: bool | None = None
+    """``True`` when a check refused the call before the tool's code ran; else left out."""
 
 
 class ReusedResultMeta(RowMeta):
@@ -124,4 +128,5 @@ class ReusedResultMeta(RowMeta):
     reused_from: int | None = None
     """The seq of the result it copies; ``None`` on rows that are not copies."""
     deduplicated: bool | None = None
-    """``True`` when a session-wide dedup hit, not a repeat within one reply; else left out."""
+    """``True`` when the session-wide dedup answered, not the repeated-call guard (a repeat
+    of an earlier turn of the same message); else left out."""

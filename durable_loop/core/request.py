@@ -17,7 +17,7 @@ from durable_loop.core.context_window import (
 from durable_loop.core.contracts import LlmTurnInput
 from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.plan import PromptPlan
-from durable_loop.core.providers import ProviderAdapter, ProviderRequest
+from durable_loop.core.providers import ADAPTERS, ProviderAdapter, ProviderRequest
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.reply_meta import SummaryMark
 from durable_loop.core.transforms.registry import (
@@ -65,6 +65,17 @@ def request_options(inp: LlmTurnInput, send_tools: bool) -> dict[str, JsonValue]
     return options
 
 
+def no_call_keeps_tools(provider: str, history: list[StoredMessage]) -> bool:
+    """A request without tools keeps them, asking for no call, when the provider needs
+    tools defined beside the tool calls and results the messages carry."""
+    adapter = ADAPTERS.get(provider)
+    return (
+        adapter is not None
+        and adapter.no_call_keeps_tools
+        and any(s.message.role == "tool" or s.message.tool_calls for s in history)
+    )
+
+
 @dataclass(frozen=True)
 class TurnHistory:
     messages: list[StoredMessage]
@@ -79,7 +90,13 @@ def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -
     """The plan and messages of one LLM turn: tools (masked, transformed), options,
     context window and fingerprint. Encoding for a provider is :func:`encode_request`."""
     transforms = inp.effective_transforms()
-    tools = registry.specs(inp.tool_names) if inp.send_tools else []
+    tool_choice = inp.tool_choice
+    if inp.send_tools:
+        tools = registry.specs(inp.tool_names)
+    elif inp.tool_names and no_call_keeps_tools(inp.endpoint.provider, history.messages):
+        tools, tool_choice = registry.specs(inp.tool_names), "none"
+    else:
+        tools = []
     tools = transform_tools(transforms.tool_transforms, tools)
     window = inp.endpoint.context_window
     unread = history.unread
@@ -100,7 +117,7 @@ def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -
         session_id=inp.transcript.session_id,
         upto_seq=inp.transcript.upto_seq,
         tools=tools,
-        tool_choice=inp.tool_choice if tools else None,
+        tool_choice=tool_choice if tools else None,
         llm_options=request_options(inp, bool(tools)),
         transforms=transforms.all_names(),
     )

@@ -121,6 +121,8 @@ def describe(row: StoredMessage) -> str | None:
     if message.role == "tool" and message.envelope is not None:
         envelope = message.envelope
         if envelope.deduplicated:
+            outcome = "call made earlier in the session: recorded result reused"
+        elif envelope.reused:
             outcome = "repeated identical call: recorded result reused, tools off for the answer"
         elif envelope.ok:
             outcome = _short(json.dumps(envelope.data, separators=(",", ":")), 80)

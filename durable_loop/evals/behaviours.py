@@ -231,7 +231,10 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour(
             "legacy_function_call",
             render=render_function_call,
-            description="the deprecated function_call field (the adapter reads it natively)",
+            fixed_by="assistant_function_call_to_tool_calls",
+            fix=_response("assistant_function_call_to_tool_calls"),
+            broken_under=STRICT,
+            description="the deprecated function_call field instead of tool_calls",
         ),
         Behaviour(
             "empty_finals",

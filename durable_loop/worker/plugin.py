@@ -33,6 +33,7 @@ from durable_loop.client.connect import data_converter_for
 from durable_loop.core.errors import ConfigError
 from durable_loop.store.workspace import WorkspaceStore
 from durable_loop.worker.deps import WorkerDeps
+from durable_loop.worker.failure_log import CodedFailureLog
 from durable_loop.workflows.registered import WORKFLOWS
 
 if TYPE_CHECKING:
@@ -81,7 +82,8 @@ class DurableLoopPlugin(SimplePlugin):
     converter, so give client-only processes ``DurableLoopPlugin()`` (no ``deps``) too.
 
     On a worker (directly, or handed on by the client): with ``deps``, the session
-    workflows and their activities; always, sandbox passthrough for durable-loop's pure
+    workflows, their activities and the one-line log of coded failures
+    (:mod:`~durable_loop.worker.failure_log`); always, sandbox passthrough for durable-loop's pure
     core (``sandbox_passthrough=True``: for all of durable-loop, see
     :class:`~durable_loop.worker.builder.WorkerTuning`). Given to a ``Worker`` only, the
     worker's client must already use durable-loop's converter (e.g. from
@@ -112,6 +114,7 @@ class DurableLoopPlugin(SimplePlugin):
             activities=self._add_activities,
             workflows=self._add_workflows,
             workflow_runner=self._workflow_runner,
+            interceptors=[CodedFailureLog()] if deps is not None else None,
         )
 
     # ---------------------------------------------------------------- parameters

@@ -140,6 +140,10 @@ class MessageLoop:
     # ------------------------------------------------------------------ driver
 
     async def run(self, text: str) -> RunResult:
+        # Notes on decided proposals go before the person's new message (a model answers
+        # the last user message). Only the order of the next llm_turn's appends changes,
+        # not a command: histories recorded before replay (tests/versioning).
+        await self._append_outcome_notes()
         self._append(Message.user(text))
         try:
             while True:
@@ -215,9 +219,13 @@ class MessageLoop:
             and bool(self.visible)
         )
 
-    async def _llm_turn(self) -> LlmTurnOutput | None:
+    async def _append_outcome_notes(self) -> None:
+        """Outcomes of proposals decided since the model last read (see ProposalBook)."""
         for note in await self.proposals.before_llm_turn() if self.proposals else []:
             self._append(Message.user(note, synthetic=True))
+
+    async def _llm_turn(self) -> LlmTurnOutput | None:
+        await self._append_outcome_notes()
         while True:
             over_budget = budget_error(self.config, self.cursor.usage)
             if over_budget is not None:
@@ -236,7 +244,7 @@ class MessageLoop:
                 appends=self.appends,
                 assistant_seq=assistant_seq,
                 endpoint=endpoint,
-                tool_names=self.visible if send_tools else [],
+                tool_names=self.visible,
                 send_tools=send_tools,
                 tool_choice="required" if self.require_tool_call else self.config.tool_choice,
                 parallel_tool_calls=self.config.parallel_tool_calls,
@@ -262,6 +270,7 @@ class MessageLoop:
             self.appends = []
             self.require_tool_call = False
             self._spend(out.usage)
+            self.result.warnings += [w for w in out.warnings if w not in self.result.warnings]
             self.summaries.note(out)
             self._remember(assistant_seq, "assistant", out.text, [c.name for c in out.tool_calls])
             return out
@@ -409,7 +418,7 @@ class MessageLoop:
                 name=call.name,
                 ok=ok,
                 error_codes=codes,
-                executed=decision.action == "execute",
+                executed=decision.action == "execute" and ran is not None and ran.executed,
                 reused=decision.action == "reuse",
                 deduplicated=decision.result_seq in self.deduplicated,
             )

@@ -61,7 +61,7 @@ def whoami(ctx: ToolContext) -> dict:
 
 
 async def run(name: str, raw: str, *, timeout_s: float = 5, max_bytes: int = 10_000, last=True):
-    return await dispatch(
+    done = await dispatch(
         registry.get(name),
         name,
         raw,
@@ -70,6 +70,7 @@ async def run(name: str, raw: str, *, timeout_s: float = 5, max_bytes: int = 10_
         max_output_bytes=max_bytes,
         last_attempt=last,
     )
+    return done.envelope, done.size
 
 
 @pytest.fixture(autouse=True)
@@ -109,10 +110,28 @@ async def test_schema_violations_are_invalid_args(raw, fragment):
 
 
 async def test_unknown_tool():
-    envelope, _ = await dispatch(
+    done = await dispatch(
         None, "ghost", "{}", CTX, timeout_s=1, max_output_bytes=10, last_attempt=True
     )
-    assert envelope.error_codes == ["TOOL_NOT_FOUND"]
+    assert done.envelope.error_codes == ["TOOL_NOT_FOUND"] and not done.ran
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "ran"),
+    [
+        ("add", '{"a": 2}', True),
+        ("add", "", False),  # blank: {} misses the required "a"
+        ("add", '{"a": ', False),
+        ("add", '{"a": "2"}', False),
+        ("sleepy", '{"seconds": 5}', True),  # timed out, but its code ran
+        ("refuse", '{"reason": "busy"}', True),
+    ],
+)
+async def test_ran_means_the_tools_code_ran(name, raw, ran):
+    done = await dispatch(
+        registry.get(name), name, raw, CTX, timeout_s=0.05, max_output_bytes=100, last_attempt=True
+    )
+    assert done.ran is ran
 
 
 async def test_timeout_is_a_coded_result():

@@ -40,7 +40,10 @@ def failing_with(err: Exception):
 @pytest.mark.parametrize(
     ("err", "begins"),
     [
-        (httpx.ConnectTimeout("slow"), "openai did not answer within 5.0s (ConnectTimeout)"),
+        (
+            httpx.ConnectTimeout("slow"),
+            "provider.test (model m) did not answer within 5.0s (ConnectTimeout)",
+        ),
         (httpx.ConnectError("refused"), "cannot reach http://provider.test/v1/chat/completions"),
     ],
 )

@@ -1,5 +1,5 @@
 """What ``durable-loop send`` prints after the reply: turn numbers say which numbering
-they are (issue 19, item 7)."""
+they are (issue 19, item 7), and the RunResult's warnings come under the summary."""
 
 from __future__ import annotations
 
@@ -24,3 +24,25 @@ def test_summary_of_a_message_without_turns():
     result = RunResult(message_id="m-1", status="failed", turns=0)
     (head,) = summary_lines(result)
     assert "0 turn(s) ·" in head and "session turn" not in head
+
+
+def test_warnings_and_not_run_calls_are_in_the_summary():
+    result = RunResult(
+        message_id="m1",
+        status="completed",
+        reply="<tool_call>...</tool_call>",
+        tool_calls=[
+            ToolOutcome(
+                turn=1,
+                call_id="c1",
+                name="add",
+                ok=False,
+                error_codes=["INVALID_ARGS"],
+                executed=False,
+            )
+        ],
+        warnings=["the reply wrote a call of 'add' as text"],
+    )
+    lines = summary_lines(result)
+    assert lines[1] == "  session turn 1: add [c1] INVALID_ARGS (not run)"
+    assert lines[-1] == "  warning: the reply wrote a call of 'add' as text"

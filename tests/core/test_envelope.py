@@ -26,5 +26,6 @@ def test_failure_carries_code_and_message():
 
 def test_deduplicated_flag_appears_only_when_set():
     assert "deduplicated" not in Envelope.success(1).to_content()
+    assert "reused" not in Envelope.success(1).to_content()
     reused = Envelope.success(1).model_copy(update={"deduplicated": True})
     assert json.loads(reused.to_content())["deduplicated"] is True

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from durable_loop.core.providers import ProviderFormatError
-from durable_loop.core.providers.base import fill_missing_call_ids, loads_lenient
+from durable_loop.core.providers.base import loads_lenient
 from durable_loop.core.providers.openai_compat import OpenAICompatAdapter
 from durable_loop.core.transforms.inbound import InboundContext
 from durable_loop.core.transforms.registry import transform_response, transform_tool_calls
@@ -83,17 +83,15 @@ def test_blank_arguments_become_an_empty_object_with_the_transform(arguments):
     assert fixed.tool_calls[0].arguments == "{}"
 
 
-def test_legacy_function_call_gets_an_id_from_the_seq():
+def test_legacy_function_call_is_read_only_through_its_transform():
     legacy = body(
         {"role": "assistant", "function_call": {"name": "add", "arguments": "{}"}}, "function_call"
     )
-    reply = parse(legacy)
-    assert reply.finish_reason == "tool_calls"
-    assert [(c.id, c.name) for c in reply.message.tool_calls] == [("", "add")]
-    first = fill_missing_call_ids(reply.message, "s7").tool_calls[0].id
-    assert first and first == fill_missing_call_ids(reply.message, "s7").tool_calls[0].id
+    with pytest.raises(ProviderFormatError, match="assistant_function_call_to_tool_calls"):
+        parse(legacy)
     converted = parse(legacy, ["assistant_function_call_to_tool_calls"])
-    assert converted.message.tool_calls[0].id == first
+    assert converted.finish_reason == "tool_calls"
+    assert [(c.id, c.name) for c in converted.message.tool_calls] == [("dlc_s7_0", "add")]
 
 
 def test_missing_call_id_is_refused():

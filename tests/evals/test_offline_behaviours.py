@@ -23,7 +23,7 @@ EXPECTED: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     ),
     "args_as_objects": (dict.fromkeys(TOOL_SCENARIOS, "PROVIDER_BAD_RESPONSE"), {}),
     "tool_calls_as_object": (dict.fromkeys(TOOL_SCENARIOS, "PROVIDER_BAD_RESPONSE"), {}),
-    "legacy_function_call": ({}, {}),
+    "legacy_function_call": (dict.fromkeys(TOOL_SCENARIOS, "PROVIDER_BAD_RESPONSE"), {}),
     "empty_finals": (dict.fromkeys(TOOL_SCENARIOS, "EMPTY_FINAL"), {}),
     "repeats_after_result": (dict.fromkeys(TOOL_SCENARIOS, "MAX_TURNS"), {}),
     # every scenario using the workspace tools (which offer an optional workspace_id)

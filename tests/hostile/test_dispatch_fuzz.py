@@ -60,7 +60,7 @@ def hostile_output(ctx: ToolContext) -> object:
 
 
 def run(name: str, raw: str, max_bytes: int = 64_000) -> tuple[Envelope, int]:
-    return LOOP.run_until_complete(
+    done = LOOP.run_until_complete(
         dispatch(
             registry.get(name),
             name,
@@ -71,6 +71,7 @@ def run(name: str, raw: str, max_bytes: int = 64_000) -> tuple[Envelope, int]:
             last_attempt=True,
         )
     )
+    return done.envelope, done.size
 
 
 def assert_storable(envelope: Envelope, size: int) -> None:

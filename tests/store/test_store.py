@@ -110,7 +110,8 @@ async def test_write_appends_copies_a_reused_result_under_the_new_call_id(store)
     assert [r.seq for r in rows] == [2, 3, 4, 5]
     reused = rows[2].message
     assert reused.tool_call_id == "c2" and reused.envelope.data == 3
-    assert reused.envelope.deduplicated and REUSED_WARNING in reused.envelope.warnings
+    assert reused.envelope.reused and not reused.envelope.deduplicated
+    assert REUSED_WARNING in reused.envelope.warnings
     assert rows[2].meta == {"reused_from": 2}
     assert rows[3].message.envelope.ok is False
 

@@ -83,6 +83,7 @@ async def test_exact_repeat_in_a_later_message_returns_the_recorded_result(
     original, repeat = envelope_at(stored, first_result_seq), envelope_at(stored, repeat_seq)
     assert repeat["data"] == original["data"] == "value of k1"
     assert repeat["deduplicated"] is True and "deduplicated" not in original
+    assert repeat["reused"] is True and "reused" not in original
     assert DEDUPLICATED_WARNING in repeat["warnings"]
     meta = next(m.meta for m in stored if m.seq == repeat_seq)
     assert meta == {"reused_from": first_result_seq, "deduplicated": True}

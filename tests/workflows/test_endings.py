@@ -66,7 +66,10 @@ async def test_repeated_identical_call_reuses_the_result_and_turns_tools_off(
     ]
     assert len(requests) == 3 and "tools" not in requests[2].body
     reused = json.loads(requests[2].messages[-1]["content"])
-    assert reused["data"] == 3 and reused["deduplicated"] is True
+    # One vocabulary: the envelope says what the RunResult says (reused, not deduplicated),
+    # and its text names where the earlier call was.
+    assert reused["data"] == 3 and reused["reused"] is True and "deduplicated" not in reused
+    assert "earlier turn" in reused["warnings"][0] and "this reply" not in reused["warnings"][0]
     assert requests[2].messages[-1]["tool_call_id"] == "again"
     assert stored[4].meta == {"reused_from": 2}
 

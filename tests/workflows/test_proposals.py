@@ -93,7 +93,9 @@ async def test_confirm_after_three_days_commits_once_and_audits(
     assert [(a.path, a.value, a.actor, a.comment, a.proposal_id, a.turn) for a in facts_rows] == [
         ("/title", "New", "alice", "looks right", pending.proposal_id, 1)
     ]
-    note = user_texts(scripted_llm.requests(model)[2])[-1]
+    # The note comes before the person's new message: a model answers the last one.
+    *_, note, last = user_texts(scripted_llm.requests(model)[2])
+    assert last == "thanks"
     assert pending.proposal_id in note and "confirmed by alice" in note
     assert 'Comment from alice: "looks right"' in note
     assert activity_names(histories).count("facts_commit") == 1
@@ -116,7 +118,8 @@ async def test_reject_with_comment_reaches_the_model(loop_worker, scripted_llm, 
         result = await decided(approvals, sid, pending.proposal_id)
         await w.sessions.send(sid, "ok?")
     assert result.status == "rejected" and result.comment == "keep the old title"
-    note = user_texts(scripted_llm.requests(model)[2])[-1]
+    *_, note, last = user_texts(scripted_llm.requests(model)[2])
+    assert last == "ok?"
     assert "rejected by bob" in note and 'Comment from bob: "keep the old title"' in note
     assert (await ws.snapshot(sid)).facts == {"title": "Old"}
     record = await get_proposal(ws, pending.proposal_id)
@@ -149,7 +152,7 @@ async def test_proposal_expires_after_the_configured_duration(
         await w.sessions.send(sid, "anything new?")
     assert (result.status, result.decided_by) == ("expired", "system:expiry")
     assert "ALREADY_DECIDED" in str(refused.value.cause)
-    assert "expired without a decision" in user_texts(scripted_llm.requests(model)[2])[-1]
+    assert "expired without a decision" in user_texts(scripted_llm.requests(model)[2])[-2]
     assert (await ws.snapshot(sid)).facts == {"title": "Old"}
     record = await get_proposal(ws, pending.proposal_id)
     assert record is not None and record.status == "expired"
@@ -288,4 +291,5 @@ async def test_pending_proposal_survives_continue_as_new(
     assert runs >= 2
     assert carried == [before]
     assert result.status == "expired"
-    assert "expired without a decision" in user_texts(scripted_llm.requests(model)[-1])[-1]
+    *_, note, last = user_texts(scripted_llm.requests(model)[-1])
+    assert "expired without a decision" in note and last == "news?"

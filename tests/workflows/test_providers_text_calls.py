@@ -34,14 +34,21 @@ async def test_tagged_text_becomes_an_executed_call(loop_worker, scripted_llm):
     assert json.loads(second.messages[2]["content"])["data"] == 5
 
 
-async def test_without_the_transform_the_text_is_the_answer(loop_worker, scripted_llm):
+async def test_without_the_transform_the_text_is_the_answer_with_a_warning(
+    loop_worker, scripted_llm
+):
     model, sid, log = unique("m"), unique("s"), ToolLog()
     scripted_llm.script(model, [reply.text(TAGGED)])
     async with loop_worker(recording_tools(log)) as w:
         await w.sessions.start(sid, settings_for(scripted_llm, model))
         result = await w.sessions.send(sid, "2+3?")
+        trace = await w.sessions.trace(sid)
     assert result.status == "completed" and result.reply == TAGGED
     assert log.executions == [] and result.tool_calls == []
+    [warning] = result.warnings
+    assert "not executed" in warning
+    assert "assistant_content_tool_call_tags_to_tool_calls" in warning
+    assert trace.turns[0].warnings == [warning]
 
 
 async def test_local_model_preset_recovers_fenced_json_calls(loop_worker, scripted_llm):

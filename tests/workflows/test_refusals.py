@@ -52,19 +52,22 @@ async def test_wrong_types_and_missing_arguments_fail_validation(loop_worker, sc
         loop_worker,
         scripted_llm,
         [
-            reply.tool_calls(("add", {"a": "one", "b": 2}), ("add", {"a": 1})),
+            reply.tool_calls(("add", {"a": "one", "b": 2}), ("add", {"a": 1}), ("add", "")),
             reply.text("sorry"),
         ],
     )
     assert result.status == "completed"
+    # executed means the tool's code ran: a call refused by validation did not run.
     assert [(t.executed, t.ok, t.error_codes) for t in result.tool_calls] == [
-        (True, False, ["INVALID_ARGS"]),
-        (True, False, ["INVALID_ARGS"]),
+        (False, False, ["INVALID_ARGS"]),
+        (False, False, ["INVALID_ARGS"]),
+        (False, False, ["INVALID_ARGS"]),
     ]
     assert log.executions == []
-    wrong_type, missing = tool_envelopes(requests[1])
+    wrong_type, missing, blank = tool_envelopes(requests[1])
     assert "a: 'one' is not of type 'integer'" in wrong_type["errors"][0]["message"]
     assert "'b' is a required property" in missing["errors"][0]["message"]
+    assert "'a' is a required property" in blank["errors"][0]["message"]
 
 
 async def test_unknown_tool_is_reported_as_not_found(loop_worker, scripted_llm):

@@ -83,6 +83,7 @@ def summary_lines(result: RunResult) -> list[str]:
         from durable_loop.core.settings_digest import not_applied_note
 
         lines.append(f"  note: {not_applied_note(result.settings_not_applied)}")
+    lines += [f"  warning: {warning}" for warning in result.warnings]
     return lines
 
 

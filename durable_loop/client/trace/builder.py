@@ -23,6 +23,7 @@ from durable_loop.client.trace.models import (
 )
 from durable_loop.core.contracts import AppendItem, RunResult, ToolCallSummary
 from durable_loop.core.envelope import Envelope
+from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.messages import StoredMessage, Usage
 from durable_loop.core.outcome import preview
 from durable_loop.core.reply_meta import ReusedResultMeta
@@ -51,7 +52,7 @@ class _Index:
                 update={
                     "ok": out.ok,
                     "error_codes": list(out.error_codes),
-                    "executed": True,
+                    "executed": out.executed,
                     "duration_ms": out.duration_ms
                     if out.duration_us is None
                     else out.duration_us / 1000,
@@ -139,6 +140,28 @@ def _attempt(call: LlmCall) -> AttemptRow:
     )
 
 
+def _attempts(tries: Sequence[LlmCall]) -> list[AttemptRow]:
+    """Each model of the chain that this turn reached, in order: the models the circuit
+    breaker skipped (0 attempts, CIRCUIT_OPEN) and the ones that ran."""
+    rows: list[AttemptRow] = []
+    for call in tries:
+        listed = {r.model for r in rows}
+        rows += [
+            AttemptRow(
+                model=model,
+                attempts=0,
+                ok=False,
+                error=CodedError(
+                    code=ErrorCode.CIRCUIT_OPEN, message="skipped: its circuit was open"
+                ),
+            )
+            for model in call.input.circuit_open
+            if model not in listed
+        ]
+        rows.append(_attempt(call))
+    return rows
+
+
 def _turn_row(tries: Sequence[LlmCall], run_index: int, index: _Index, until_seq: int) -> TurnRow:
     """One turn from the LLM calls that tried it (the fallback chain, in order)."""
     call = tries[-1]
@@ -153,7 +176,7 @@ def _turn_row(tries: Sequence[LlmCall], run_index: int, index: _Index, until_seq
         attempt=call.attempt,
         pending=out is None and call.failure is None,
         user_text=user[1] if user else None,
-        attempts=[_attempt(t) for t in tries],
+        attempts=_attempts(tries),
     )
     if out is None:
         return row
@@ -167,6 +190,7 @@ def _turn_row(tries: Sequence[LlmCall], run_index: int, index: _Index, until_seq
             "plan_fingerprint": out.plan_fingerprint,
             "finish_reason": out.finish_reason,
             "cached": out.cached,
+            "warnings": list(out.warnings),
             "calls": [index.call_row(c, inp.assistant_seq, until_seq) for c in out.tool_calls],
         }
     )

@@ -121,6 +121,7 @@ class TurnRow(BaseModel):
     attempts: list[AttemptRow] = Field(
         default_factory=list, description="Each model tried for this turn, in order"
     )
+    warnings: list[str] = Field(default_factory=list)
 
 
 class MessageRow(BaseModel):

@@ -35,7 +35,10 @@ def _status(turn: TurnRow) -> Text:
         return Text(turn.error.code, style="red")
     if turn.pending:
         return Text("pending", style="yellow")
-    return Text(turn.finish_reason or "", style="dim")
+    status = Text(turn.finish_reason or "", style="dim")
+    for warning in turn.warnings:
+        status.append(f"\nwarning: {warning}", style="yellow")
+    return status
 
 
 def _tokens(turn: TurnRow) -> str:
@@ -53,6 +56,9 @@ def _attempts(turn: TurnRow) -> Text:
     code it failed with; the model that answered last."""
     lines = []
     for tried in turn.attempts:
+        if tried.attempts == 0:
+            lines.append(Text(f"{tried.model} skipped (circuit open)", style="yellow"))
+            continue
         line = Text(f"{tried.model} {tried.attempts}× ")
         if tried.error is not None:
             line.append(f"{tried.error.code} ", style="red")

@@ -150,6 +150,8 @@ class AnthropicAdapter:
     name = "anthropic"
     default_api_prefix = "/v1"
     messages_key = "messages"
+    # "Requests which include tool_use or tool_result blocks must define tools" (HTTP 400).
+    no_call_keeps_tools = True
 
     def build_request(self, plan: PromptPlan, messages: list[Message]) -> ProviderRequest:
         body = _options(plan)

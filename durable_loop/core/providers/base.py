@@ -63,6 +63,10 @@ class ProviderAdapter(Protocol):
     default_api_prefix: str
     messages_key: str
     """Key of the request body's message list (outbound message transforms walk it)."""
+    no_call_keeps_tools: bool
+    """How a request that must be answered without a tool call is sent once the messages
+    hold tool calls or results: True keeps the tools and asks for no call (``tool_choice``
+    none; the provider refuses tool blocks without tools), False leaves the tools out."""
 
     def build_request(self, plan: PromptPlan, messages: list[Message]) -> ProviderRequest: ...
 

@@ -159,6 +159,7 @@ class GeminiAdapter:
     name = "gemini"
     default_api_prefix = "/v1beta"
     messages_key = "contents"
+    no_call_keeps_tools = True
 
     def build_request(self, plan: PromptPlan, messages: list[Message]) -> ProviderRequest:
         body = _options(plan.llm_options)

@@ -1,10 +1,10 @@
-"""OpenAI-compatible chat completions: ``tool_calls`` / ``role: tool``, legacy ``function_call``.
+"""OpenAI-compatible chat completions: ``tool_calls`` / ``role: tool``.
 
 Parsing follows the API reference: ``tool_calls`` is an array of ``{id, type, function:
 {name, arguments}}`` with ``arguments`` a JSON string. Drift seen on compatible servers
-(``tool_calls`` as an object, arguments as an object) is a PROVIDER_BAD_RESPONSE naming
-the opt-in response transform that repairs it. The legacy single ``function_call`` carries
-no id; the LLM activity gives it one.
+(``tool_calls`` as an object, arguments as an object, the deprecated ``function_call``) is
+a PROVIDER_BAD_RESPONSE naming the response transform that accepts it; the provider's
+normalisation (``provider_normalization``, on by default) applies those transforms.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from durable_loop.core.providers.base import (
     tool_result_text,
 )
 from durable_loop.core.providers.pairing import pair_tool_results
-
-FINISH_REASONS = {"function_call": "tool_calls"}
 
 
 def message_to_wire(message: Message) -> dict[str, JsonValue]:
@@ -69,18 +67,18 @@ def _signature_of(item: dict[str, JsonValue]) -> str | None:
     return signature if isinstance(signature, str) and signature else None
 
 
-def _call_from(item: JsonValue, index: int, raw: str, *, needs_id: bool) -> ToolCall:
-    where = f"tool_calls[{index}]" if needs_id else "function_call"
+def _call_from(item: JsonValue, index: int, raw: str) -> ToolCall:
+    where = f"tool_calls[{index}]"
     if not isinstance(item, dict):
         raise ProviderFormatError(f"{where} is not an object", raw)
-    function = item.get("function") if needs_id else item
+    function = item.get("function")
     if not isinstance(function, dict):
         raise ProviderFormatError(f"{where} has no function object", raw)
     name = function.get("name")
     if not isinstance(name, str) or not name:
         raise ProviderFormatError(f"{where} has no function name", raw)
-    call_id = item.get("id") if needs_id else None
-    if needs_id and (not isinstance(call_id, str) or not call_id):
+    call_id = item.get("id")
+    if not isinstance(call_id, str) or not call_id:
         raise ProviderFormatError(f"{where} has no id", raw)
     arguments = function.get("arguments")
     if arguments is None:
@@ -91,13 +89,16 @@ def _call_from(item: JsonValue, index: int, raw: str, *, needs_id: bool) -> Tool
             "(the assistant_tool_calls_arguments_json_string_if_hash transform accepts this)",
             raw,
         )
-    return ToolCall(id=call_id or "", name=name, arguments=arguments, signature=_signature_of(item))
+    return ToolCall(id=call_id, name=name, arguments=arguments, signature=_signature_of(item))
 
 
 class OpenAICompatAdapter:
     name = "openai"
     default_api_prefix = "/v1"
     messages_key = "messages"
+    # OpenAI takes tool messages without tools; the packaged local model prints calls as
+    # text under tool_choice "none" but answers when the tools are left out.
+    no_call_keeps_tools = False
 
     def build_request(self, plan: PromptPlan, messages: list[Message]) -> ProviderRequest:
         body: dict[str, JsonValue] = dict(plan.llm_options)
@@ -137,14 +138,17 @@ class OpenAICompatAdapter:
                     "(the assistant_tool_calls_object_to_array transform accepts this)",
                     raw,
                 )
-            calls = [_call_from(c, i, raw, needs_id=True) for i, c in enumerate(raw_calls)]
+            calls = [_call_from(c, i, raw) for i, c in enumerate(raw_calls)]
         elif wire.get("function_call"):
-            calls = [_call_from(wire["function_call"], 0, raw, needs_id=False)]
+            raise ProviderFormatError(
+                "the reply uses the deprecated function_call field "
+                "(the assistant_function_call_to_tool_calls transform accepts this)",
+                raw,
+            )
         finish = choice.get("finish_reason")
-        finish_text = finish if isinstance(finish, str) else None
         return ProviderReply(
             message=Message(role="assistant", content=content, tool_calls=calls),
-            finish_reason=FINISH_REASONS.get(finish_text or "", finish_text),
+            finish_reason=finish if isinstance(finish, str) else None,
             usage=_usage(body.get("usage")),
         )
 

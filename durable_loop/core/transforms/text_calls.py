@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from pydantic import BaseModel, JsonValue
 
@@ -94,3 +96,49 @@ def parse_json_calls(content: str, tool_names: list[str]) -> tuple[list[TextCall
         last = end
     kept.append(content[last:])
     return calls, "".join(kept).strip()
+
+
+@dataclass(frozen=True)
+class TextCallFallback:
+    transform: str
+    preset: str
+    shape: str
+    parse: Callable[[str, list[str]], tuple[list[TextCall], str]]
+
+
+TEXT_CALL_FALLBACKS = (
+    TextCallFallback(
+        transform="assistant_content_tool_call_tags_to_tool_calls",
+        preset="content_tag_tool_call_fallback",
+        shape="<tool_call> tags",
+        parse=lambda content, tool_names: parse_tagged_calls(content),
+    ),
+    TextCallFallback(
+        transform="assistant_content_json_tool_calls_to_tool_calls",
+        preset="json_tool_call_fallback",
+        shape="JSON naming an offered tool",
+        parse=parse_json_calls,
+    ),
+)
+"""The response transforms that turn calls written as text into tool calls."""
+
+
+def text_call_warning(
+    content: str | None, tool_names: list[str], response_transforms: list[str]
+) -> str | None:
+    """A warning for a reply that wrote a tool call as text which no configured transform
+    turned into a call, so it was not executed. Only replies to requests that offered
+    tools count: without tools no call could have been made anyway."""
+    if not content or not tool_names:
+        return None
+    for fallback in TEXT_CALL_FALLBACKS:
+        if fallback.transform in response_transforms:
+            continue
+        calls, _ = fallback.parse(content, tool_names)
+        if calls:
+            return (
+                f"the reply wrote a call of {calls[0].name!r} as text ({fallback.shape}); it "
+                f"was not executed. The response transform {fallback.transform} (preset "
+                f"{fallback.preset}) turns this shape into tool calls"
+            )
+    return None

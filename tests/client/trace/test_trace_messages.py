@@ -42,15 +42,24 @@ async def test_a_message_that_fell_back_is_shown_once_with_its_attempts(loop_wor
     assert result.status == "completed" and result.turns == 2, result
 
     assert [t.turn for t in trace.turns] == [1, 2]
+    first, second = trace.turns
+    assert [(a.model, a.attempts, a.ok) for a in first.attempts] == [
+        (primary, 2, False),
+        (backup, 1, True),
+    ]
+    failed, answered = first.attempts
+    assert failed.error is not None and failed.error.code == "HTTP_503"
+    assert failed.elapsed_ms is not None and failed.elapsed_ms > 0
+    assert answered.elapsed_ms is not None
+    # The primary's circuit opened on turn 1: turn 2 skips it without an attempt.
+    assert [(a.model, a.attempts, a.ok) for a in second.attempts] == [
+        (primary, 0, False),
+        (backup, 1, True),
+    ]
+    assert second.attempts[0].error is not None
+    assert second.attempts[0].error.code == "CIRCUIT_OPEN"
+    assert "skipped (circuit open)" in rendered(trace)
     for turn in trace.turns:
-        assert [(a.model, a.attempts, a.ok) for a in turn.attempts] == [
-            (primary, 2, False),
-            (backup, 1, True),
-        ]
-        failed, answered = turn.attempts
-        assert failed.error is not None and failed.error.code == "HTTP_503"
-        assert failed.elapsed_ms is not None and failed.elapsed_ms > 0
-        assert answered.elapsed_ms is not None
         assert turn.model == backup and turn.error is None
     (message,) = trace.by_message
     assert message.message_id == result.message_id
@@ -60,7 +69,7 @@ async def test_a_message_that_fell_back_is_shown_once_with_its_attempts(loop_wor
 
     text = rendered(trace)
     assert text.count("user: what is 2+3?") == 1
-    assert "turns: 2 " in text and "LLM attempts: 6" in text
+    assert "turns: 2 " in text and "LLM attempts: 4" in text
     assert f"{primary} 2× HTTP_503" in text
 
 
