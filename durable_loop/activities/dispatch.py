@@ -104,7 +104,11 @@ async def dispatch(
     if not ignored:
         return envelope, size
     note = f"{', '.join(ignored)}: filled in by the runtime; the value you passed was ignored"
-    return envelope.model_copy(update={"warnings": [*envelope.warnings, note]}), size
+    return with_warning(envelope, note), size
+
+
+def with_warning(envelope: Envelope, warning: str) -> Envelope:
+    return envelope.model_copy(update={"warnings": [*envelope.warnings, warning]})
 
 
 async def _run(

@@ -11,6 +11,14 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel
 
 from durable_loop.core import names
+from durable_loop.core.approvals import (
+    READ_TOOL_CALLS,
+    RECORD_TOOL_DECISION,
+    ReadToolCallsInput,
+    ReadToolCallsOutput,
+    ToolDecisionAudit,
+    ToolDecisionAuditOutput,
+)
 from durable_loop.core.contracts import (
     ListToolsInput,
     LlmTurnInput,
@@ -52,6 +60,10 @@ ROUTER_STEP = ActivityRef(names.ROUTER_STEP, RouterStepInput, RouterStepOutput)
 ROUTER_ANSWER = ActivityRef(names.ROUTER_ANSWER, RouterAnswerInput, RouterAnswerOutput)
 FACTS_COMMIT_REF = ActivityRef(FACTS_COMMIT, SettleInput, SettleOutput)
 PROPOSAL_CLOSE_REF = ActivityRef(PROPOSAL_CLOSE, SettleInput, SettleOutput)
+READ_TOOL_CALLS_REF = ActivityRef(READ_TOOL_CALLS, ReadToolCallsInput, ReadToolCallsOutput)
+RECORD_TOOL_DECISION_REF = ActivityRef(
+    RECORD_TOOL_DECISION, ToolDecisionAudit, ToolDecisionAuditOutput
+)
 
 ALL = (
     LIST_TOOLS,
@@ -64,5 +76,7 @@ ALL = (
     ROUTER_ANSWER,
     FACTS_COMMIT_REF,
     PROPOSAL_CLOSE_REF,
+    READ_TOOL_CALLS_REF,
+    RECORD_TOOL_DECISION_REF,
 )
 """Every activity a durable-loop worker registers."""

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
+from durable_loop.core.approvals import ApprovalBookState, PendingToolCall
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import CodedError
@@ -27,6 +28,11 @@ class UserMessage(BaseModel):
     text: str = Field(min_length=1)
     message_id: str | None = Field(
         default=None, description="Idempotency key: a resent id returns the first result"
+    )
+    wait_for_approval: bool = Field(
+        default=False,
+        description="Answer only with the final result, not with awaiting_approval while "
+        "tool calls of this message wait for a person",
     )
 
 
@@ -57,7 +63,7 @@ class RunResult(BaseModel):
     """Outcome of one user message's loop: the reply and a short run summary."""
 
     message_id: str
-    status: Literal["completed", "failed"]
+    status: Literal["completed", "failed", "awaiting_approval"]
     reply: str | None = None
     reply_truncated: bool = False
     reply_seq: int | None = None
@@ -70,6 +76,9 @@ class RunResult(BaseModel):
     fallbacks: list[FallbackRecord] = Field(default_factory=list)
     pipeline: PipelineTrace | None = Field(
         default=None, description="Router strategy: the route taken and each step's latency"
+    )
+    pending_approvals: list[PendingToolCall] = Field(
+        default_factory=list, description="awaiting_approval: the calls that wait for a person"
     )
 
 
@@ -126,6 +135,20 @@ class SessionEnd(BaseModel):
     turns_total: int
 
 
+class ParkedMessage(BaseModel):
+    """A message's loop paused on held tool calls: what it resumes with once all are decided."""
+
+    message_id: str
+    result: RunResult
+    held: list[PendingToolCall]
+    seen_calls: dict[str, int] = Field(default_factory=dict)
+    last_ok_by_tool: dict[str, bool] = Field(default_factory=dict)
+    tools_off: bool = False
+    finalization_used: bool = False
+    error_retries_used: int = 0
+    fallbacks_left: int = 0
+
+
 class CarriedState(BaseModel):
     """What one run hands the next across continue-as-new."""
 
@@ -140,6 +163,10 @@ class CarriedState(BaseModel):
     proposals: ProposalBookState = Field(default_factory=ProposalBookState)
     dedup: dict[str, int] = Field(
         default_factory=dict, description="name:args_sha256 -> result seq of deduplicated tools"
+    )
+    approvals: ApprovalBookState = Field(default_factory=ApprovalBookState)
+    parked: ParkedMessage | None = Field(
+        default=None, description="The message whose tool calls wait for a person"
     )
 
 
@@ -278,6 +305,10 @@ class ToolRunInput(BaseModel):
     inline_bytes: int = 512
     workspace_id: str | None = None
     ignore_implicit_args: bool = False
+    arguments: dict[str, JsonValue] | None = Field(
+        default=None, description="Arguments a person edited: used instead of the stored ones"
+    )
+    edited_fields: list[str] = Field(default_factory=list)
 
 
 class ToolRunOutput(BaseModel):
