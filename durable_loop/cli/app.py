@@ -23,6 +23,7 @@ from durable_loop.cli.commands import (
     send,
     serve,
     server,
+    tool_calls,
     trace,
     worker,
 )
@@ -66,6 +67,8 @@ app.command("confirm")(proposals.confirm)
 app.command("approve", hidden=True, help="Old spelling of `confirm`.")(proposals.confirm)
 app.command("reject")(proposals.reject)
 app.command("codec-server")(codec_server.codec_server)
+app.add_typer(tool_calls.app, name="tool-calls")
+app.command("result")(tool_calls.result)
 
 
 def run(command: typer.Typer) -> None:
