@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from durable_loop.core.approvals import PendingToolCall
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.proposals import DecisionResult, PendingProposal, Verdict
 from durable_loop.service.diff import FactsDiff
@@ -35,6 +36,11 @@ class PostMessage(BaseModel):
     settings: SessionSettings | None = Field(
         default=None, description="Start the session with these settings if it does not exist"
     )
+    wait_for_approval: bool = Field(
+        default=False,
+        description="Reply only with the final result, not awaiting_approval while tool "
+        "calls wait for a person",
+    )
 
 
 class Decide(BaseModel):
@@ -46,6 +52,17 @@ class Decide(BaseModel):
         default=None,
         description="The content the approver saw; default for confirm: the content "
         "pending right now",
+    )
+
+
+class DecideToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Verdict
+    fingerprint: str = Field(description="The fingerprint of the call the approver saw")
+    comment: str | None = Field(default=None, max_length=2_000)
+    arguments: dict[str, JsonValue] | None = Field(
+        default=None, description="Confirm with these edited arguments"
     )
 
 
@@ -67,8 +84,16 @@ class PendingItem(BaseModel):
     diff: FactsDiff | None = Field(default=None, description="None when no store is configured")
 
 
+class PendingToolCallItem(BaseModel):
+    session_id: str
+    title: str | None = None
+    call: PendingToolCall
+    arguments_pretty: str = Field(description="The arguments, pretty-printed for a person")
+
+
 class PendingListing(BaseModel):
     items: list[PendingItem]
+    tool_calls: list[PendingToolCallItem] = Field(default_factory=list)
     source: Literal["visibility", "registry"] = Field(
         description="visibility: the DurableLoopPendingProposals > 0 query plus the sessions "
         "this service has seen; registry: only the sessions this service has seen"

@@ -52,7 +52,7 @@ def list_calls(
     and refused decisions."""
     import asyncio
 
-    temporal = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
     listing = asyncio.run(_list(session_id, temporal))
     if as_json:
         typer.echo(listing.model_dump_json(indent=2))
@@ -73,7 +73,7 @@ def confirm(
     api_key: ApiKey = None,
 ) -> None:
     """Confirm CALL_ID: it runs once with the arguments the model gave."""
-    temporal = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
     _decide(session_id, call_id, "confirm", approver, comment, fingerprint, None, as_json, temporal)
 
 
@@ -104,7 +104,7 @@ def edit(
         raise CliError(ErrorCode.INVALID_JSON, f"--args is not JSON: {err}") from None
     if not isinstance(edited, dict):
         raise CliError(ErrorCode.INVALID_JSON, "--args must be a JSON object")
-    temporal = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
     _decide(
         session_id, call_id, "confirm", approver, comment, fingerprint, edited, as_json, temporal
     )
@@ -123,7 +123,7 @@ def reject(
     api_key: ApiKey = None,
 ) -> None:
     """Reject CALL_ID: it does not run; the model reads TOOL_CALL_REJECTED and the comment."""
-    temporal = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
     _decide(session_id, call_id, "reject", approver, comment, fingerprint, None, as_json, temporal)
 
 
@@ -137,7 +137,7 @@ def result(
     """Wait for the final result of message MESSAGE_ID (after its held calls are decided)."""
     import asyncio
 
-    temporal = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
     typer.echo(asyncio.run(_result(session_id, message_id, temporal)).model_dump_json(indent=2))
 
 
