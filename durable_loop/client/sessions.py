@@ -415,7 +415,8 @@ class SessionClient:
         return await self.tool_calls.message_result(session_id, message_id)
 
     async def sessions_awaiting_approval(self, limit: int = 200) -> list[str]:
-        """Session ids with pending proposals, by the ``DurableLoopPendingProposals > 0``
+        """Session ids with pending proposals or held tool calls, by the
+        ``DurableLoopPendingProposals > 0``
         visibility query (needs the search attributes and a server with visibility: the
         dev server or a cluster; the time-skipping test server raises UNIMPLEMENTED)."""
         found: list[str] = []

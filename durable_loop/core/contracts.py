@@ -91,7 +91,7 @@ class TailEntry(BaseModel):
 
 class SessionStatus(BaseModel):
     session_id: str
-    state: Literal["idle", "running", "closing"]
+    state: Literal["idle", "running", "awaiting_approval", "closing"]
     model: str
     messages_done: int
     turns_total: int

@@ -248,8 +248,12 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers):
             m.message_id == message_id for m in self._queue
         )
 
-    def _state(self) -> Literal["idle", "running", "closing"]:
-        return "running" if self._in_progress else ("closing" if self._closing else "idle")
+    def _state(self) -> Literal["idle", "running", "awaiting_approval", "closing"]:
+        if self._in_progress:
+            return "running"
+        if self._parked is not None:
+            return "awaiting_approval"
+        return "closing" if self._closing else "idle"
 
     def _visible_state(self) -> VisibleState:
         return VisibleState(
