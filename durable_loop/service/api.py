@@ -224,6 +224,12 @@ async def decide(
     Unknown, expired, already decided or stale (fingerprint) decisions are refused by the
     workflow's validator before they enter history."""
     deps.directory.remember(session_id)
+    if body.fingerprint is None and not deps.limits.allow_unbound_decisions:
+        raise ApiError(
+            428,
+            ErrorCode.FINGERPRINT_REQUIRED,
+            "send the fingerprint of the proposal the approver saw (GET .../proposals)",
+        )
     if body.verdict == "confirm":
         return await deps.sessions.confirm(
             session_id, proposal_id, identity, comment=body.comment, fingerprint=body.fingerprint

@@ -156,11 +156,10 @@ async def test_decisions_record_the_token_identity(
             json={"verdict": "confirm", "fingerprint": pending.fingerprint, "comment": "ok"},
             headers=BOB,
         )
-        again = await http.post(url, json={"verdict": "reject"}, headers=ALICE)
+        bound = {"verdict": "reject", "fingerprint": pending.fingerprint}
+        again = await http.post(url, json=bound, headers=ALICE)
         unknown = await http.post(
-            f"/v1/sessions/{sid}/proposals/p-unknown/decision",
-            json={"verdict": "reject"},
-            headers=ALICE,
+            f"/v1/sessions/{sid}/proposals/p-unknown/decision", json=bound, headers=ALICE
         )
     mine = [i for i in listing["items"] if i["session_id"] == sid]
     if temporal_env.supports_time_skipping:  # the time-skipping server has no visibility
@@ -193,9 +192,7 @@ async def test_a_decision_on_an_expired_proposal_is_gone(
         late = await http.post(
             url, json={"verdict": "confirm", "fingerprint": pending.fingerprint}, headers=ALICE
         )
-        unbound = await http.post(url, json={"verdict": "confirm"}, headers=ALICE)
     assert (late.status_code, code_of(late)) == (410, "EXPIRED")
-    assert (unbound.status_code, code_of(unbound)) == (410, "EXPIRED")
     assert (await ws.snapshot(sid)).facts == FACTS
 
 
@@ -253,3 +250,19 @@ async def test_streamed_message_forwards_reply_text(loop_worker, scripted_llm, s
     assert "".join(texts) == "It is five."
     assert events[-1][0] == "result"
     assert events[-1][1]["result"]["reply"] == "It is five."
+
+
+async def test_a_decision_without_a_fingerprint_needs_a_trusted_service(
+    loop_worker, scripted_llm, temporal_env, service, ws
+):
+    async with loop_worker(workspace_tools(ws)) as w:
+        _, sid, pending = await session_with_proposal(w, ws, scripted_llm, temporal_env)
+        url = f"/v1/sessions/{sid}/proposals/{pending.proposal_id}/decision"
+        async with service(w) as http:
+            unbound = await http.post(url, json={"verdict": "confirm"}, headers=ALICE)
+            still = await w.sessions.pending_proposals(sid)
+        async with service(w, allow_unbound_decisions=True) as trusted:
+            confirmed = await trusted.post(url, json={"verdict": "confirm"}, headers=ALICE)
+    assert (unbound.status_code, code_of(unbound)) == (428, "FINGERPRINT_REQUIRED")
+    assert [p.proposal_id for p in still] == [pending.proposal_id]
+    assert confirmed.status_code == 200 and confirmed.json()["status"] == "committed"
