@@ -1,4 +1,4 @@
-"""Held tool calls: read a call's arguments from the store, and audit a decision on it."""
+"""Held tool calls: read a call's arguments from the store (once, when it is held)."""
 
 from __future__ import annotations
 
@@ -7,24 +7,18 @@ from temporalio import activity
 
 from durable_loop.core.approvals import (
     READ_TOOL_CALLS,
-    RECORD_TOOL_DECISION,
     ReadToolCallsInput,
     ReadToolCallsOutput,
     ToolCallArguments,
-    ToolDecisionAudit,
-    ToolDecisionAuditOutput,
     tool_call_fingerprint,
 )
 from durable_loop.core.canonical_json import strict_loads
 from durable_loop.store import TranscriptStore
-from durable_loop.store.workspace import WorkspaceStore
-from durable_loop.store.workspace_tool_audit import record_tool_decision
 
 
 class ApprovalActivities:
-    def __init__(self, store: TranscriptStore, workspace: WorkspaceStore) -> None:
+    def __init__(self, store: TranscriptStore) -> None:
         self.store = store
-        self.workspace = workspace
 
     @activity.defn(name=READ_TOOL_CALLS)
     async def read_tool_calls(self, inp: ReadToolCallsInput) -> ReadToolCallsOutput:
@@ -40,10 +34,6 @@ class ApprovalActivities:
                 ToolCallArguments(call_index=index, arguments=arguments, fingerprint=fingerprint)
             )
         return ReadToolCallsOutput(calls=out)
-
-    @activity.defn(name=RECORD_TOOL_DECISION)
-    async def record_tool_decision(self, inp: ToolDecisionAudit) -> ToolDecisionAuditOutput:
-        return ToolDecisionAuditOutput(written=await record_tool_decision(self.workspace, inp))
 
 
 def _parsed(raw: str) -> dict[str, JsonValue] | None:

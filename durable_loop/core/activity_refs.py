@@ -13,11 +13,8 @@ from pydantic import BaseModel
 from durable_loop.core import names
 from durable_loop.core.approvals import (
     READ_TOOL_CALLS,
-    RECORD_TOOL_DECISION,
     ReadToolCallsInput,
     ReadToolCallsOutput,
-    ToolDecisionAudit,
-    ToolDecisionAuditOutput,
 )
 from durable_loop.core.contracts import (
     ListToolsInput,
@@ -31,7 +28,15 @@ from durable_loop.core.contracts import (
     WriteMessagesInput,
     WriteMessagesOutput,
 )
-from durable_loop.core.proposals import FACTS_COMMIT, PROPOSAL_CLOSE, SettleInput, SettleOutput
+from durable_loop.core.proposals import (
+    FACTS_COMMIT,
+    PROPOSAL_CLOSE,
+    RECORD_DECISION,
+    DecisionAudit,
+    DecisionAuditOutput,
+    SettleInput,
+    SettleOutput,
+)
 from durable_loop.core.router.contracts import (
     RouterAnswerInput,
     RouterAnswerOutput,
@@ -61,9 +66,7 @@ ROUTER_ANSWER = ActivityRef(names.ROUTER_ANSWER, RouterAnswerInput, RouterAnswer
 FACTS_COMMIT_REF = ActivityRef(FACTS_COMMIT, SettleInput, SettleOutput)
 PROPOSAL_CLOSE_REF = ActivityRef(PROPOSAL_CLOSE, SettleInput, SettleOutput)
 READ_TOOL_CALLS_REF = ActivityRef(READ_TOOL_CALLS, ReadToolCallsInput, ReadToolCallsOutput)
-RECORD_TOOL_DECISION_REF = ActivityRef(
-    RECORD_TOOL_DECISION, ToolDecisionAudit, ToolDecisionAuditOutput
-)
+RECORD_DECISION_REF = ActivityRef(RECORD_DECISION, DecisionAudit, DecisionAuditOutput)
 
 ALL = (
     LIST_TOOLS,
@@ -77,6 +80,6 @@ ALL = (
     FACTS_COMMIT_REF,
     PROPOSAL_CLOSE_REF,
     READ_TOOL_CALLS_REF,
-    RECORD_TOOL_DECISION_REF,
+    RECORD_DECISION_REF,
 )
 """Every activity a durable-loop worker registers."""

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from durable_loop.core.canonical_json import canonical_dumps, sha256_hex, utf8_len
 from durable_loop.core.errors import CodedError, ErrorCode
-from durable_loop.core.proposals import Verdict
+from durable_loop.core.proposals import RefusedDecision
 from durable_loop.core.tools import ToolSpec
 
 UPDATE_DECIDE_TOOL_CALL = "decide_tool_call"
@@ -29,7 +29,6 @@ SIGNAL_TOOL_CALL_DECISION = "tool_call_decision"
 QUERY_TOOL_APPROVALS = "tool_approvals"
 UPDATE_MESSAGE_RESULT = "message_result"
 READ_TOOL_CALLS = "read_tool_calls"
-RECORD_TOOL_DECISION = "record_tool_decision"
 PATCH_TOOL_APPROVALS = "tool-approvals"
 """Patch id of the commands only a held call issues (reading its arguments, the audit)."""
 
@@ -37,7 +36,6 @@ DEFAULT_APPROVAL_TTL_S = 24 * 3600.0
 MAX_SCHEMA_ERRORS = 5
 
 ToolCallStatus = Literal["confirmed", "rejected", "expired"]
-AuditOp = Literal["confirm", "edit", "reject", "expire", "refused"]
 
 
 class ApprovalSettings(BaseModel):
@@ -150,8 +148,8 @@ class ToolCallDecision(BaseModel):
     with ``arguments`` approves the call with those (edited) arguments."""
 
     call_id: str
-    verdict: Verdict
-    approver: str
+    verdict: str = Field(description='"confirm" or "reject" (anything else: INVALID_DECISION)')
+    approver: str = Field(default="", description="Required (blank: INVALID_DECISION)")
     fingerprint: str | None = None
     comment: str | None = None
     arguments: dict[str, JsonValue] | None = None
@@ -173,15 +171,6 @@ class ToolCallDecided(BaseModel):
     )
     edited_fields: list[str] = Field(default_factory=list)
     decided_at: datetime
-
-
-class RefusedDecision(BaseModel):
-    """A Signal decision the workflow refused: kept visible, never only a log line."""
-
-    call_id: str
-    approver: str
-    error: CodedError
-    refused_at: datetime
 
 
 class ToolApprovalList(BaseModel):
@@ -219,23 +208,3 @@ class ToolCallArguments(BaseModel):
 
 class ReadToolCallsOutput(BaseModel):
     calls: list[ToolCallArguments]
-
-
-class ToolDecisionAudit(BaseModel):
-    """One append-only audit row of a decision (or a refused one) on a held call."""
-
-    workspace_id: str
-    session_id: str
-    call_id: str
-    tool: str
-    op: AuditOp
-    actor: str
-    actor_kind: Literal["human", "system"] = "human"
-    turn: int | None = None
-    comment: str | None = None
-    value: JsonValue = Field(default=None, description="Fingerprint, edits or the refusal")
-    key: str = Field(description="Idempotency key: a retried write records nothing twice")
-
-
-class ToolDecisionAuditOutput(BaseModel):
-    written: bool

@@ -57,7 +57,7 @@ def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
     transcript = TranscriptActivities(deps.store)
     workspace_store = deps.workspace or WorkspaceStore(deps.store.db)
     workspace = WorkspaceActivities(workspace_store)
-    approvals = ApprovalActivities(deps.store, workspace_store)
+    approvals = ApprovalActivities(deps.store)
     return [
         llm.llm_turn,
         summaries.summarize_context,
@@ -70,7 +70,7 @@ def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
         workspace.facts_commit,
         workspace.proposal_close,
         approvals.read_tool_calls,
-        approvals.record_tool_decision,
+        workspace.record_decision,
     ]
 
 

@@ -14,48 +14,46 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.core.activity_refs import READ_TOOL_CALLS_REF, RECORD_TOOL_DECISION_REF
+    from durable_loop.core.activity_refs import READ_TOOL_CALLS_REF
     from durable_loop.core.approvals import (
         PATCH_TOOL_APPROVALS,
         QUERY_TOOL_APPROVALS,
         SIGNAL_TOOL_CALL_DECISION,
         UPDATE_DECIDE_TOOL_CALL,
         ApprovalBookState,
-        AuditOp,
         PendingToolCall,
         ReadToolCallsInput,
-        RefusedDecision,
         ToolApprovalList,
         ToolCallDecided,
         ToolCallDecision,
         ToolCallStatus,
-        ToolDecisionAudit,
         edit_problem,
         edited_fields,
         gated_by_name,
         needs_approval,
     )
     from durable_loop.core.config import SessionSettings
-    from durable_loop.core.errors import CodedError, ErrorCode
+    from durable_loop.core.errors import ErrorCode
     from durable_loop.core.guards import CallDecision
+    from durable_loop.core.proposals import AuditOp, DecisionAudit
     from durable_loop.core.tools import ToolSpec
 
-from durable_loop.workflows.activity_calls import run_activity, run_local_activity
-from durable_loop.workflows.proposals import EXPIRY_ACTOR
-from durable_loop.workflows.refusals import refuse
-
-DECIDED_KEPT = 64
-REFUSED_KEPT = 32
-AUDIT_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=60)
+from durable_loop.workflows.activity_calls import run_local_activity
+from durable_loop.workflows.proposals import (
+    DECIDED_KEPT,
+    EXPIRY_ACTOR,
+    REFUSED_KEPT,
+    check_decider,
+    record_decision,
+    refused_decision,
 )
+from durable_loop.workflows.refusals import refuse
 
 
 def audit_op(status: ToolCallStatus, edited: bool) -> AuditOp:
@@ -184,12 +182,7 @@ class ApprovalBook:
             )
         if workflow.now() >= pending.expires_at:
             raise refuse(ErrorCode.EXPIRED, f"tool call {call_id} expired at {pending.expires_at}")
-        if not decision.approver.strip():
-            raise refuse(ErrorCode.INVALID_DECISION, "the approver's identity is required")
-        if "\x00" in decision.approver + (decision.comment or ""):
-            raise refuse(
-                ErrorCode.INVALID_DECISION, "the approver or comment contains a NUL character"
-            )
+        check_decider(decision.verdict, decision.approver, decision.comment)
         if decision.fingerprint != pending.fingerprint:
             raise refuse(
                 ErrorCode.FINGERPRINT_MISMATCH,
@@ -221,26 +214,18 @@ class ApprovalBook:
 
     async def record_refusal(self, decision: ToolCallDecision, err: ApplicationError) -> None:
         """A refused Signal: visible in the Query and the audit log."""
-        error = CodedError(code=err.type or ErrorCode.INVALID_DECISION, message=err.message)
-        approver = decision.approver.replace("\x00", "").strip() or "(none)"
-        self.refused.append(
-            RefusedDecision(
-                call_id=decision.call_id,
-                approver=approver,
-                error=error,
-                refused_at=workflow.now(),
-            )
-        )
+        refused = refused_decision(decision.call_id, decision.approver, err)
+        self.refused.append(refused)
         del self.refused[:-REFUSED_KEPT]
         pending = self.pending.get(decision.call_id)
         await self._audit(
             "refused",
-            approver,
+            refused.approver,
             call_id=decision.call_id,
             tool=pending.tool if pending else "",
             turn=pending.turn if pending else None,
             comment=(decision.comment or "").replace("\x00", "") or None,
-            value={"code": error.code, "message": error.message},
+            value={"code": refused.error.code, "message": refused.error.message},
             key=f"tool-refused:{workflow.uuid4()}",
         )
 
@@ -302,23 +287,20 @@ class ApprovalBook:
     async def _audit(
         self, op: AuditOp, actor: str, *, call_id: str, tool: str, **fields: object
     ) -> None:
-        await run_activity(
-            RECORD_TOOL_DECISION_REF,
-            ToolDecisionAudit.model_validate(
+        await record_decision(
+            DecisionAudit.model_validate(
                 {
                     "workspace_id": self.workspace_id,
                     "session_id": self.session_id,
+                    "target": "tool",
                     "call_id": call_id,
-                    "tool": tool,
+                    "path": tool,
                     "op": op,
                     "actor": actor,
                     "actor_kind": "system" if actor == EXPIRY_ACTOR else "human",
                     **fields,
                 }
-            ),
-            start_to_close_timeout=timedelta(seconds=30),
-            retry_policy=AUDIT_RETRY,
-            summary=f"audit {op} {call_id}",
+            )
         )
 
 

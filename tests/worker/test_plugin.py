@@ -97,7 +97,7 @@ async def test_a_worker_on_a_plugged_client_runs_durable_loop_beside_the_users_o
     config = worker.config(active_config=True)
     assert list(config["workflows"]) == [SessionWorkflow, ChildSessionWorkflow]
     assert activity_names(worker) == sorted(a.__name__ for a in activities_for(deps))
-    assert len(config["activities"]) == 10
+    assert len(config["activities"]) == 12
 
 
 async def test_the_plugin_on_both_client_and_worker_registers_everything_once(temporal_env, deps):
@@ -107,7 +107,7 @@ async def test_the_plugin_on_both_client_and_worker_registers_everything_once(te
         warnings.simplefilter("ignore")  # the SDK warns that the plugin is given twice
         worker = Worker(client, task_queue="twice", plugins=[plugin])
     assert list(worker.config(active_config=True)["workflows"]) == list(WORKFLOWS)
-    assert len(worker.config(active_config=True)["activities"]) == 10
+    assert len(worker.config(active_config=True)["activities"]) == 12
 
 
 async def test_two_plugins_with_deps_on_client_and_worker_are_refused(temporal_env, deps):
@@ -142,7 +142,7 @@ async def test_build_worker_assembles_its_worker_through_the_plugin(temporal_env
     config = worker.config(active_config=True)
     assert [type(p) for p in config["plugins"]] == [DurableLoopPlugin]
     assert list(config["workflows"]) == list(WORKFLOWS)
-    assert len(config["activities"]) == 10
+    assert len(config["activities"]) == 12
     runner = config["workflow_runner"]
     assert isinstance(runner, SandboxedWorkflowRunner)
     assert "durable_loop" in runner.restrictions.passthrough_modules

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import threading
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
 from durable_loop.core.approvals import ApprovalSettings
@@ -69,3 +71,22 @@ def approval_settings(
         {"ttl_s": ttl_hours * hour(env).total_seconds(), **approvals}
     )
     return settings.model_copy(update={"approvals": gate})
+
+
+def payload_text(histories: list[WorkflowHistory]) -> str:
+    """Every payload's data in the histories, decoded (history JSON holds it base64)."""
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "metadata" in node and isinstance(node.get("data"), str):
+                found.append(base64.b64decode(node["data"]).decode("utf-8", "replace"))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for history in histories:
+        walk(history.to_json_dict())
+    return "\n".join(found)

@@ -16,8 +16,8 @@ from durable_loop.store.workspace import open_workspace_store
 from durable_loop.testing import reply
 from durable_loop.testing.pytest_plugin import start_test_environment
 from tests.conftest import unique
-from tests.workflows.approval_kit import Payments, approval_settings, hour
-from tests.workflows.proposal_kit import activity_names, eventually, history_text, tool_envelopes
+from tests.workflows.approval_kit import Payments, approval_settings, hour, payload_text
+from tests.workflows.proposal_kit import activity_names, eventually, tool_envelopes
 
 PAY = {"amount": 250, "to": "acme"}
 
@@ -163,7 +163,7 @@ async def test_edited_arguments_run_and_invalid_edits_never_enter_history(
     [envelope] = tool_envelopes(scripted_llm.requests(model)[1])
     assert envelope["ok"] is True and envelope["data"] == "paid 90 to acme"
     assert envelope["warnings"] == ["a person changed these arguments before the call ran: amount"]
-    assert "mallory" not in history_text(histories)
+    assert "mallory" not in payload_text(histories)
     [row] = [a for a in await ws.audit(sid) if a.target == "tool"]
     assert (row.op, row.actor) == ("edit", "alice")
     assert row.value["edited_fields"] == ["amount"]
@@ -227,7 +227,8 @@ async def test_bad_decisions_are_refused_and_leave_nothing(
     assert "ALREADY_DECIDED" in str(twice.value.cause)
     assert [p.call_id for p in still.pending] == ["c1"] and still.decided == []
     assert final.status == "completed" and len(payments.made) == 1
-    assert "mallory" not in history_text(histories)
+    payloads = payload_text(histories)
+    assert "mallory" not in payloads and '"approver":"alice"' in payloads
     assert [a.op for a in await ws.audit(sid) if a.target == "tool"] == ["confirm"]
 
 
@@ -252,7 +253,7 @@ async def test_refused_signal_is_visible_in_query_and_audit(
 
         [refusal] = await eventually(refused)
         listing = await w.sessions.tool_approvals(sid)
-    assert (refusal.call_id, refusal.approver, refusal.error.code) == (
+    assert (refusal.id, refusal.approver, refusal.error.code) == (
         "c1",
         "mallory",
         "FINGERPRINT_MISMATCH",

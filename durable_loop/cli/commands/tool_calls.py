@@ -153,7 +153,7 @@ def print_listing(listing: ToolApprovalList) -> None:
         edited = f" (edited: {', '.join(d.edited_fields)})" if d.edited_fields else ""
         typer.echo(f"{d.call_id}  {d.tool}  {d.status}{edited} by {d.decided_by}")
     for r in listing.refused:
-        typer.echo(f"{r.call_id}  refused {r.error.code} from {r.approver}: {r.error.message}")
+        typer.echo(f"{r.id}  refused {r.error.code} from {r.approver}: {r.error.message}")
 
 
 def _decide(
