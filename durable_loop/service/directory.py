@@ -15,6 +15,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable
 from typing import TypeVar
 
+import jsonpointer
+from pydantic import JsonValue
 from temporalio.service import RPCError, RPCStatusCode
 
 from durable_loop.client.sessions import SessionClient
@@ -22,11 +24,32 @@ from durable_loop.core import names
 from durable_loop.core.approvals import ToolApprovalList
 from durable_loop.core.proposals import ProposalList
 from durable_loop.service.diff import facts_diff
-from durable_loop.service.models import PendingItem, PendingListing, PendingToolCallItem
+from durable_loop.service.models import (
+    PendingItem,
+    PendingListing,
+    PendingToolCallItem,
+    ProposalConflict,
+)
 from durable_loop.store.workspace import WorkspaceStore
+from durable_loop.store.workspace_proposals import proposal_conflicts
 from durable_loop.workflows.visibility import MEMO_TITLE
 
 T = TypeVar("T")
+
+
+async def conflict_of(
+    workspace: WorkspaceStore, proposal_id: str, facts: dict[str, JsonValue]
+) -> ProposalConflict | None:
+    paths = await proposal_conflicts(workspace, proposal_id)
+    if not paths:
+        return None
+    current: dict[str, JsonValue] = {}
+    for path in paths:
+        try:
+            current[path] = jsonpointer.resolve_pointer(facts, path)
+        except jsonpointer.JsonPointerException:
+            continue
+    return ProposalConflict(paths=paths, current=current)
 
 
 class SessionDirectory:
@@ -77,12 +100,19 @@ class SessionDirectory:
                 continue
             title = await self._title(session_id)
             for proposal in listing.pending:
-                diff = None
+                diff, conflict = None, None
                 if workspace is not None:
                     facts = (await workspace.snapshot(proposal.workspace_id)).facts
                     diff = facts_diff(facts, proposal.changes)
+                    conflict = await conflict_of(workspace, proposal.proposal_id, facts)
                 items.append(
-                    PendingItem(session_id=session_id, title=title, proposal=proposal, diff=diff)
+                    PendingItem(
+                        session_id=session_id,
+                        title=title,
+                        proposal=proposal,
+                        diff=diff,
+                        conflict=conflict,
+                    )
                 )
         items.sort(key=lambda item: item.proposal.created_at)
         source = "visibility" if used_visibility else "registry"

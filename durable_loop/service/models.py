@@ -82,6 +82,16 @@ class PendingItem(BaseModel):
     title: str | None = None
     proposal: PendingProposal
     diff: FactsDiff | None = Field(default=None, description="None when no store is configured")
+    conflict: ProposalConflict | None = Field(
+        default=None, description="Facts it touches changed since: confirming cannot commit"
+    )
+
+
+class ProposalConflict(BaseModel):
+    paths: list[str] = Field(description="Facts paths changed since the proposal was made")
+    current: dict[str, JsonValue] = Field(
+        description="Their current values (a path no longer there is left out)"
+    )
 
 
 class PendingToolCallItem(BaseModel):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from durable_loop.core.config import RuntimeConfig
+from durable_loop.service.auth import COOKIE
 from durable_loop.store.stream import StreamStore
+from durable_loop.store.workspace import ChangeSource
 from durable_loop.testing import reply, reply_stream
 from durable_loop.tools.workspace import workspace_tools
 from tests.client.kit import FACTS, session_with_proposal
@@ -266,3 +268,20 @@ async def test_a_decision_without_a_fingerprint_needs_a_trusted_service(
     assert (unbound.status_code, code_of(unbound)) == (428, "FINGERPRINT_REQUIRED")
     assert [p.proposal_id for p in still] == [pending.proposal_id]
     assert confirmed.status_code == 200 and confirmed.json()["status"] == "committed"
+
+
+async def test_a_proposal_that_can_only_conflict_is_shown_as_conflicting(
+    loop_worker, scripted_llm, temporal_env, service, ws
+):
+    async with loop_worker(workspace_tools(ws)) as w, service(w) as http:
+        _, sid, pending = await session_with_proposal(w, ws, scripted_llm, temporal_env)
+        edit = [{"op": "replace", "path": "/title", "value": "Edited by hand"}]
+        await ws.apply(sid, "facts", edit, ChangeSource(actor="dana", actor_kind="human"))
+        listing = (await http.get("/v1/proposals", headers=ALICE)).json()
+        http.cookies.set(COOKIE, "alice-token-0001")
+        page = await http.get("/ui/approvals")
+    [item] = [i for i in listing["items"] if i["session_id"] == sid]
+    assert item["conflict"] == {"paths": ["/title"], "current": {"/title": "Edited by hand"}}
+    card = page.text.split(f'data-proposal-id="{pending.proposal_id}"')[1].split("</article>")[0]
+    assert 'data-testid="conflict"' in card and '"Edited by hand"</code>' in card
+    assert 'value="confirm"' not in card and 'value="reject"' in card
