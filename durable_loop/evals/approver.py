@@ -1,0 +1,42 @@
+"""A scripted person for scenarios with gated tools: decides every call a message holds
+(as the scenario's approver says) until the message's final result is there."""
+
+from __future__ import annotations
+
+import asyncio
+
+from durable_loop.client.sessions import SessionClient
+from durable_loop.core.approvals import ToolCallDecision
+from durable_loop.core.contracts import RunResult
+from durable_loop.evals.scenario import Approver
+
+APPROVER = "eval-approver"
+POLL_S = 0.1
+
+
+async def decide_until_final(
+    sessions: SessionClient, session_id: str, message_id: str, approver: Approver
+) -> RunResult:
+    final = asyncio.ensure_future(sessions.message_result(session_id, message_id))
+    decided: set[str] = set()
+    try:
+        while not final.done():
+            for call in (await sessions.tool_approvals(session_id)).pending:
+                if call.message_id != message_id or call.call_id in decided:
+                    continue
+                decided.add(call.call_id)
+                verdict = approver(call)
+                decision = ToolCallDecision(
+                    call_id=call.call_id,
+                    verdict=verdict.verdict,
+                    approver=APPROVER,
+                    fingerprint=call.fingerprint,
+                    comment=verdict.comment,
+                    arguments=verdict.arguments,
+                    session_id=session_id,
+                )
+                await sessions.decide_tool_call(session_id, decision)
+            await asyncio.wait({final}, timeout=POLL_S)
+        return final.result()
+    finally:
+        final.cancel()
