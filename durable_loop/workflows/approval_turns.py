@@ -25,12 +25,13 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.guards import CallDecision
 
-from durable_loop.workflows.approvals import ApprovalBook
+from durable_loop.workflows.approvals import ApprovalBook, refuse_unheld
 
 
 class ParkableLoop(Protocol):
     """The parts of a message's loop that parking saves and resuming restores."""
 
+    can_park: bool
     result: RunResult
     seen_calls: dict[str, int]
     last_ok_by_tool: dict[str, bool]
@@ -87,10 +88,18 @@ class HeldCalls:
         self.parked: ParkedMessage | None = None
 
     async def hold(self, to_run: list[CallDecision], assistant_seq: int) -> set[int]:
-        """Hold the calls that need approval; their result seqs. Parks the loop if any."""
+        """Hold the calls that need approval; their result seqs. Parks the loop if any.
+
+        A loop that cannot park refuses its gated calls instead (TOOL_NOT_ALLOWED), and so
+        does any loop for a gated call whose arguments cannot be read: a call that needs a
+        person never runs without one."""
         if self.book is None or not to_run:
             return set()
         loop = self.loop
+        if not loop.can_park:
+            for decision in self.book.gated(to_run):
+                refuse_unheld(decision, "this loop strategy cannot wait for a person")
+            return set()
         held = await self.book.hold(
             to_run,
             message_id=loop.result.message_id,

@@ -39,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
         needs_approval,
     )
     from durable_loop.core.config import SessionSettings
-    from durable_loop.core.errors import ErrorCode
+    from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.guards import CallDecision
     from durable_loop.core.proposals import AuditOp, DecisionAudit
     from durable_loop.core.tools import ToolSpec
@@ -54,6 +54,17 @@ from durable_loop.workflows.proposals import (
     refused_decision,
 )
 from durable_loop.workflows.refusals import refuse
+
+CLOSE_ACTOR = "system:close"
+
+
+def refuse_unheld(decision: CallDecision, why: str) -> None:
+    """Turn a gated call that cannot be held into a refusal (in place)."""
+    decision.action = "reject"
+    decision.error = CodedError(
+        code=ErrorCode.TOOL_NOT_ALLOWED,
+        message=f"tool {decision.call.name!r} needs a person's approval and {why}; it did not run",
+    )
 
 
 def audit_op(status: ToolCallStatus, edited: bool) -> AuditOp:
@@ -98,11 +109,7 @@ class ApprovalBook:
         self, decisions: list[CallDecision], *, message_id: str, turn: int, assistant_seq: int
     ) -> list[PendingToolCall]:
         """Hold the calls (of those about to execute) that need a person's approval."""
-        candidates = [
-            d
-            for d in decisions
-            if d.call.name in self.specs and gated_by_name(self.specs[d.call.name], self.settings)
-        ]
+        candidates = self.gated(decisions)
         if not candidates or not workflow.patched(PATCH_TOOL_APPROVALS):
             return []
         read = await run_local_activity(
@@ -116,12 +123,14 @@ class ApprovalBook:
         )
         now = workflow.now()
         held: list[PendingToolCall] = []
+        unreadable: list[CallDecision] = []
         for decision, stored in zip(candidates, read.calls, strict=True):
             call = decision.call
             arguments = stored.arguments
-            if arguments is None or not needs_approval(
-                self.specs[call.name], self.settings, arguments
-            ):
+            if arguments is None:
+                unreadable.append(decision)
+                continue
+            if not needs_approval(self.specs[call.name], self.settings, arguments):
                 continue
             pending = PendingToolCall(
                 call_id=call.id,
@@ -142,7 +151,17 @@ class ApprovalBook:
             self.pending[call.id] = pending
             self._arm(call.id)
             held.append(pending)
+        for decision in unreadable:
+            refuse_unheld(decision, "its arguments could not be read from the store")
         return held
+
+    def gated(self, decisions: list[CallDecision]) -> list[CallDecision]:
+        """The calls whose tool may need approval (a condition may still let them run)."""
+        return [
+            d
+            for d in decisions
+            if d.call.name in self.specs and gated_by_name(self.specs[d.call.name], self.settings)
+        ]
 
     def all_decided(self, held: list[PendingToolCall]) -> bool:
         return all(p.call_id not in self.pending for p in held)
@@ -229,6 +248,13 @@ class ApprovalBook:
             key=f"tool-refused:{workflow.uuid4()}",
         )
 
+    async def close_held(self, held: list[PendingToolCall]) -> None:
+        """The session closes: calls still waiting expire, so their message can finish."""
+        for call in held:
+            pending = self.pending.get(call.call_id)
+            if pending is not None:
+                await self._settle(pending, "expired", CLOSE_ACTOR, "the session closed", None)
+
     def _arm(self, call_id: str) -> None:
         self._timers[call_id] = asyncio.create_task(self._expire(call_id))
 
@@ -297,7 +323,7 @@ class ApprovalBook:
                     "path": tool,
                     "op": op,
                     "actor": actor,
-                    "actor_kind": "system" if actor == EXPIRY_ACTOR else "human",
+                    "actor_kind": "system" if actor.startswith("system:") else "human",
                     **fields,
                 }
             )

@@ -84,6 +84,8 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers):
             await workflow.wait_condition(
                 lambda: self._resumable() or self._takes_message() or self._closing is not None
             )
+            if self._closing is not None and self._parked and not self._resumable():
+                await self._approvals.close_held(self._parked.held)
             if self._resumable():
                 assert self._parked is not None
                 parked, self._parked = self._parked, None

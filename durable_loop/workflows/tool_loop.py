@@ -97,6 +97,9 @@ class SessionCursor:
 
 
 class MessageLoop:
+    can_park = True
+    """Whether a message can wait for tool calls a person must approve (see HeldCalls)."""
+
     def __init__(
         self,
         *,
@@ -326,7 +329,7 @@ class MessageLoop:
         self.result.ignored_tool_calls += plan.ignored
         to_run = [d for d in plan.decisions if d.action == "execute"]
         held = await self.held.hold(to_run, out.assistant_seq)
-        to_run = [d for d in to_run if d.result_seq not in held]
+        to_run = [d for d in to_run if d.action == "execute" and d.result_seq not in held]
         by_seq = await self._execute_all(out.assistant_seq, to_run)
         for decision in plan.decisions:
             if decision.result_seq not in held:

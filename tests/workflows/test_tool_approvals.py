@@ -370,3 +370,51 @@ async def test_pending_call_survives_continue_as_new(loop_worker, scripted_llm, 
     assert (final.status, final.reply) == ("completed", "Paid after all.")
     assert final.turns == 18 and len(final.tool_calls) == 17
     assert len(payments.made) == 1 and len(payments.lookups) == 16
+
+
+async def test_closing_the_session_ends_a_waiting_message(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    payments = Payments()
+    async with loop_worker(payments.registry()) as w:
+        _, sid, first = await held_payment(
+            w,
+            scripted_llm,
+            temporal_env,
+            [reply.tool_call("pay", PAY, "c1"), reply.text("Closed without paying.")],
+        )
+        waiting = asyncio.ensure_future(w.sessions.message_result(sid, first.message_id))
+        await w.sessions.close(sid)
+        end = await w.sessions.handle(sid).result()
+        final = await asyncio.wait_for(waiting, 30)
+    assert end["messages_done"] == 1 and payments.made == []
+    assert (final.reply, final.tool_calls[0].error_codes) == (
+        "Closed without paying.",
+        ["TOOL_CALL_EXPIRED"],
+    )
+    assert tool_audit(await ws.audit(sid)) == [
+        ("expire", "pay", "system:close", "c1", "the session closed")
+    ]
+
+
+async def test_the_router_strategy_refuses_gated_tools(loop_worker, scripted_llm, temporal_env):
+    payments = Payments()
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(
+        model,
+        [
+            reply.text('{"choice": "call_tool", "tool": "pay", "question": null}'),
+            reply.text('{"tool": "pay", "args": {"amount": 5, "to": "bob"}}'),
+            reply.text("Not paid."),
+        ],
+    )
+    runtime = RuntimeConfig(loop_strategy="router")
+    async with loop_worker(payments.registry()) as w:
+        await w.sessions.start(
+            sid, approval_settings(scripted_llm, model, temporal_env, runtime=runtime)
+        )
+        result = await w.sessions.send(sid, "pay bob 5")
+    assert payments.made == []
+    assert [(t.name, t.executed, t.error_codes) for t in result.tool_calls] == [
+        ("pay", False, ["TOOL_NOT_ALLOWED"])
+    ]
