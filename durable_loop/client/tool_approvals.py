@@ -76,7 +76,8 @@ class ToolApprovalClient:
     ) -> ToolCallDecision:
         """A decision bound to ``fingerprint`` or, when not given, to the call pending now."""
         if fingerprint is None:
-            fingerprint = (await self.pending(session_id, call_id)).fingerprint
+            pending = await self.pending(session_id, call_id)
+            return pending.decision(verdict, approver, comment=comment, arguments=arguments)
         return ToolCallDecision(
             call_id=call_id,
             verdict=verdict,

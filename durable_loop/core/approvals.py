@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from durable_loop.core.canonical_json import canonical_dumps, sha256_hex, utf8_len
 from durable_loop.core.errors import CodedError, ErrorCode
-from durable_loop.core.proposals import RefusedDecision
+from durable_loop.core.proposals import RefusedDecision, Verdict
 from durable_loop.core.tools import ToolSpec
 
 UPDATE_DECIDE_TOOL_CALL = "decide_tool_call"
@@ -141,6 +141,25 @@ class PendingToolCall(BaseModel):
     result_seq: int
     created_at: datetime
     expires_at: datetime
+
+    def decision(
+        self,
+        verdict: Verdict,
+        approver: str,
+        *,
+        comment: str | None = None,
+        arguments: dict[str, JsonValue] | None = None,
+    ) -> ToolCallDecision:
+        """A decision on this call, bound to its fingerprint and session."""
+        return ToolCallDecision(
+            call_id=self.call_id,
+            verdict=verdict,
+            approver=approver,
+            fingerprint=self.fingerprint,
+            comment=comment,
+            arguments=arguments,
+            session_id=self.session_id,
+        )
 
 
 class ToolCallDecision(BaseModel):

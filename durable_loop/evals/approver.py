@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 from durable_loop.client.sessions import SessionClient
-from durable_loop.core.approvals import ToolCallDecision
 from durable_loop.core.contracts import RunResult
 from durable_loop.evals.scenario import Approver
 
@@ -25,15 +24,9 @@ async def decide_until_final(
                 if call.message_id != message_id or call.call_id in decided:
                     continue
                 decided.add(call.call_id)
-                verdict = approver(call)
-                decision = ToolCallDecision(
-                    call_id=call.call_id,
-                    verdict=verdict.verdict,
-                    approver=APPROVER,
-                    fingerprint=call.fingerprint,
-                    comment=verdict.comment,
-                    arguments=verdict.arguments,
-                    session_id=session_id,
+                said = approver(call)
+                decision = call.decision(
+                    said.verdict, APPROVER, comment=said.comment, arguments=said.arguments
                 )
                 await sessions.decide_tool_call(session_id, decision)
             await asyncio.wait({final}, timeout=POLL_S)

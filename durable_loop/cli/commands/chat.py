@@ -237,17 +237,7 @@ class ChatLoop:
     ) -> bool:
         from temporalio.client import WorkflowUpdateFailedError
 
-        from durable_loop.core.approvals import ToolCallDecision
-
-        decision = ToolCallDecision(
-            call_id=call.call_id,
-            verdict=verdict,
-            approver=self.approver,
-            fingerprint=call.fingerprint,
-            comment=comment,
-            arguments=arguments,
-            session_id=self.session_id,
-        )
+        decision = call.decision(verdict, self.approver, comment=comment, arguments=arguments)
         try:
             decided = await sessions.decide_tool_call(self.session_id, decision)
         except WorkflowUpdateFailedError as err:

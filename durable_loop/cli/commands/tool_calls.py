@@ -10,7 +10,8 @@ or size limit, are refused before they enter history.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -28,10 +29,12 @@ from durable_loop.cli.commands.proposals import (
 if TYPE_CHECKING:
     from pydantic import JsonValue
 
+    from durable_loop.client.tool_approvals import ToolApprovalClient
     from durable_loop.core.approvals import ToolApprovalList, ToolCallDecided
     from durable_loop.core.contracts import RunResult
     from durable_loop.core.proposals import Verdict
 
+T = TypeVar("T")
 app = typer.Typer(help="Tool calls held for a person's approval.", no_args_is_help=True)
 
 Call = Annotated[str, typer.Argument(help="Tool call id, as listed by `tool-calls list`.")]
@@ -180,13 +183,7 @@ def _decide(
 
 
 async def _list(session_id: str, temporal: dict[str, object]) -> ToolApprovalList:
-    from durable_loop.client.tool_approvals import ToolApprovalClient
-
-    calls = ToolApprovalClient(await temporal_client(temporal))
-    try:
-        return await calls.listing(session_id)
-    except Exception as err:
-        raise known_error(err, session_id) from None
+    return await with_calls(session_id, temporal, lambda calls: calls.listing(session_id))
 
 
 async def _send(
@@ -199,10 +196,7 @@ async def _send(
     arguments: dict[str, JsonValue] | None,
     temporal: dict[str, object],
 ) -> ToolCallDecided:
-    from durable_loop.client.tool_approvals import ToolApprovalClient
-
-    calls = ToolApprovalClient(await temporal_client(temporal))
-    try:
+    async def send(calls: ToolApprovalClient) -> ToolCallDecided:
         decision = await calls.decision_for(
             session_id,
             call_id,
@@ -213,15 +207,26 @@ async def _send(
             fingerprint=fingerprint,
         )
         return await calls.decide(session_id, decision)
-    except Exception as err:
-        raise known_error(err, session_id) from None
+
+    return await with_calls(session_id, temporal, send)
 
 
 async def _result(session_id: str, message_id: str, temporal: dict[str, object]) -> RunResult:
+    return await with_calls(
+        session_id, temporal, lambda calls: calls.message_result(session_id, message_id)
+    )
+
+
+async def with_calls(
+    session_id: str,
+    temporal: dict[str, object],
+    work: Callable[[ToolApprovalClient], Awaitable[T]],
+) -> T:
+    """Run ``work`` on a connected client; refusals become coded CLI errors."""
     from durable_loop.client.tool_approvals import ToolApprovalClient
 
     calls = ToolApprovalClient(await temporal_client(temporal))
     try:
-        return await calls.message_result(session_id, message_id)
+        return await work(calls)
     except Exception as err:
         raise known_error(err, session_id) from None
