@@ -26,7 +26,7 @@ async def test_list_edit_reject_and_wait_from_the_command_line(
     )
     async with loop_worker(payments.registry()) as w:
         await w.sessions.start(sid, approval_settings(scripted_llm, model, temporal_env))
-        first = await w.sessions.send(sid, "pay both", message_id="m1")
+        sent = await invoke(temporal_env, "send", sid, "pay both", "--message-id", "m1")
         listed = await invoke(temporal_env, "tool-calls", "list", sid, "--json")
         text = await invoke(temporal_env, "tool-calls", "list", sid)
         bad_edit = await invoke(
@@ -50,7 +50,9 @@ async def test_list_edit_reject_and_wait_from_the_command_line(
         unknown = await invoke(temporal_env, "tool-calls", "confirm", sid, "c9", "--as", "bob")
         final = await invoke(temporal_env, "result", sid, "m1")
         missing = await invoke(temporal_env, "result", sid, "m-nope")
-    assert first.status == "awaiting_approval"
+    assert sent.exit_code == 0, sent.output
+    assert "status awaiting_approval" in sent.output
+    assert "waits for approval: pay [c1]" in sent.output and "[c2]" in sent.output
     assert [p["call_id"] for p in json.loads(listed.stdout)["pending"]] == ["c1", "c2"]
     assert '"amount": 250' in text.stdout and "fingerprint:" in text.stdout
     assert bad_edit.exit_code == 2 and "INVALID_ARGS" in bad_edit.output
