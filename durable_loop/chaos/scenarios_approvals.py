@@ -8,7 +8,7 @@ import time
 
 from pydantic import JsonValue
 
-from durable_loop.chaos.rig import ChaosRig, eventually
+from durable_loop.chaos.rig import ChaosRig, eventually, through_outages
 from durable_loop.chaos.scenario import Tracker, scenario
 from durable_loop.core.approvals import ApprovalSettings, ToolCallDecision
 from durable_loop.core.config import SessionSettings
@@ -87,3 +87,21 @@ async def approved_call_worker_killed_after_tool(rig: ChaosRig, t: Tracker) -> N
     t.expect(attempts[:2] == [1, 2], f"the tool was re-invoked after the kill: {attempts}")
     t.expect(rig.ledger.effects(sid) == 1, "the approved transfer's effect was applied once")
     t.result.details["transfer_attempts"] = attempts  # type: ignore[assignment]
+
+
+@scenario(
+    "approval_survives_server_restart",
+    "SIGKILL the dev server while a transfer waits for approval, restart it on its SQLite "
+    "file; the approval after the restart runs the transfer once",
+)
+async def approval_survives_server_restart(rig: ChaosRig, t: Tracker) -> None:
+    sid, message_id = await held_transfer(rig, t, "approve-restart", {"amount": 8}, "paid 8")
+    await rig.restart_server(hard=True)
+    t.fault("dev server SIGKILL + restart while a call waits for approval")
+    sessions = rig.sessions
+    listing = await through_outages(lambda: sessions.tool_approvals(sid))
+    t.expect([p.call_id for p in listing.pending] == ["call_pay"], "the held call survived")
+    await through_outages(lambda: sessions.confirm_tool_call(sid, "call_pay", APPROVER))
+    result = await through_outages(lambda: sessions.message_result(sid, message_id))
+    t.ended(sid, result, reply="paid 8")
+    t.expect(rig.ledger.effects(sid) == 1, "the approved transfer ran once")

@@ -89,3 +89,8 @@ async def test_an_approved_call_runs_once_when_the_worker_dies_after_it_ran(chao
     result = await run(chaos_rig, "approved_call_worker_killed_after_tool")
     assert result.details["transfer_attempts"][:2] == [1, 2]
     assert result.side_effects == 1
+
+
+async def test_a_held_call_survives_a_server_restart_and_runs_once_approved(chaos_rig):
+    result = await run(chaos_rig, "approval_survives_server_restart")
+    assert result.side_effects == 1
