@@ -84,7 +84,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers):
             await workflow.wait_condition(
                 lambda: self._resumable() or self._takes_message() or self._closing is not None
             )
-            if self._closing is not None and self._parked and not self._resumable():
+            if self._closing is not None and self._parked is not None and not self._resumable():
                 await self._approvals.close_held(self._parked.held)
             if self._resumable():
                 assert self._parked is not None
