@@ -212,7 +212,11 @@ class ApprovalBook:
             return
         if decision.verdict != "confirm":
             raise refuse(ErrorCode.INVALID_DECISION, "only a confirmation carries arguments")
-        problem = edit_problem(self.specs[pending.tool], decision.arguments, self.max_args_bytes)
+        spec = self.specs.get(pending.tool)
+        if spec is None:  # a new run still loading its catalog
+            message = f"tool {pending.tool!r} is not loaded yet; retry"
+            raise refuse(ErrorCode.TOOL_NOT_FOUND, message)
+        problem = edit_problem(spec, decision.arguments, self.max_args_bytes)
         if problem is not None:
             raise refuse(ErrorCode(problem.code), problem.message)
 
