@@ -39,6 +39,11 @@ async def ws(store_url):
     await store.close()
 
 
+def pay_then(answer: str) -> list:
+    """The model pays acme 250 (call c1), then answers."""
+    return [reply.tool_call("pay", PAY, "c1"), reply.text(answer)]
+
+
 async def held_payment(w, scripted_llm, env, steps, **settings):
     model, sid = unique("m"), unique("s")
     scripted_llm.script(model, steps)
@@ -61,7 +66,7 @@ async def test_confirm_after_three_hours_runs_once_and_audits(
             w,
             scripted_llm,
             temporal_env,
-            [reply.tool_call("pay", PAY, "c1"), reply.text("Paid.")],
+            pay_then("Paid."),
         )
         [pending] = first.pending_approvals
         assert (pending.call_id, pending.tool, pending.arguments) == ("c1", "pay", PAY)
@@ -90,7 +95,7 @@ async def test_rejection_by_signal_reaches_the_model(loop_worker, scripted_llm, 
             w,
             scripted_llm,
             temporal_env,
-            [reply.tool_call("pay", PAY, "c1"), reply.text("Not paid.")],
+            pay_then("Not paid."),
         )
         decision = await w.sessions.tool_calls.decision_for(
             sid, "c1", "reject", "bob", comment="wrong supplier"
@@ -114,7 +119,7 @@ async def test_unanswered_call_expires(loop_worker, scripted_llm, temporal_env, 
             w,
             scripted_llm,
             temporal_env,
-            [reply.tool_call("pay", PAY, "c1"), reply.text("It expired.")],
+            pay_then("It expired."),
             ttl_hours=2,
         )
         fingerprint = first.pending_approvals[0].fingerprint
@@ -141,7 +146,7 @@ async def test_edited_arguments_run_and_invalid_edits_never_enter_history(
             w,
             scripted_llm,
             temporal_env,
-            [reply.tool_call("pay", PAY, "c1"), reply.text("Paid less.")],
+            pay_then("Paid less."),
             runtime=runtime,
         )
         bad_edits = [
@@ -178,7 +183,7 @@ async def test_bad_decisions_are_refused_and_leave_nothing(
             w,
             scripted_llm,
             temporal_env,
-            [reply.tool_call("pay", PAY, "c1"), reply.text("Paid.")],
+            pay_then("Paid."),
         )
         good = ToolCallDecision(
             call_id="c1",
@@ -241,7 +246,7 @@ async def test_refused_signal_is_visible_in_query_and_audit(
             w,
             scripted_llm,
             temporal_env,
-            [reply.tool_call("pay", PAY, "c1"), reply.text("Paid.")],
+            pay_then("Paid."),
         )
         forged = ToolCallDecision(
             call_id="c1", verdict="confirm", approver="mallory", fingerprint="f" * 64
@@ -329,7 +334,7 @@ async def test_session_globs_and_conditions_choose_the_held_calls(
 async def test_waiting_caller_gets_the_final_result(loop_worker, scripted_llm, temporal_env):
     payments = Payments()
     model, sid = unique("m"), unique("s")
-    scripted_llm.script(model, [reply.tool_call("pay", PAY, "c1"), reply.text("Paid.")])
+    scripted_llm.script(model, pay_then("Paid."))
     async with loop_worker(payments.registry()) as w:
         await w.sessions.start(sid, approval_settings(scripted_llm, model, temporal_env))
         sending = asyncio.ensure_future(w.sessions.send(sid, "pay", wait_for_approval=True))
@@ -381,7 +386,7 @@ async def test_closing_the_session_ends_a_waiting_message(
             w,
             scripted_llm,
             temporal_env,
-            [reply.tool_call("pay", PAY, "c1"), reply.text("Closed without paying.")],
+            pay_then("Closed without paying."),
         )
         waiting = asyncio.ensure_future(w.sessions.message_result(sid, first.message_id))
         await w.sessions.close(sid)
