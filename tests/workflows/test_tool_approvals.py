@@ -62,12 +62,7 @@ async def test_confirm_after_three_hours_runs_once_and_audits(
 ):
     payments = Payments()
     async with loop_worker(payments.registry()) as w:
-        model, sid, first = await held_payment(
-            w,
-            scripted_llm,
-            temporal_env,
-            pay_then("Paid."),
-        )
+        model, sid, first = await held_payment(w, scripted_llm, temporal_env, pay_then("Paid."))
         [pending] = first.pending_approvals
         assert (pending.call_id, pending.tool, pending.arguments) == ("c1", "pay", PAY)
         assert pending.expires_at - pending.created_at == 24 * hour(temporal_env)
@@ -91,12 +86,7 @@ async def test_confirm_after_three_hours_runs_once_and_audits(
 async def test_rejection_by_signal_reaches_the_model(loop_worker, scripted_llm, temporal_env, ws):
     payments = Payments()
     async with loop_worker(payments.registry()) as w:
-        model, sid, first = await held_payment(
-            w,
-            scripted_llm,
-            temporal_env,
-            pay_then("Not paid."),
-        )
+        model, sid, first = await held_payment(w, scripted_llm, temporal_env, pay_then("Not paid."))
         decision = await w.sessions.tool_calls.decision_for(
             sid, "c1", "reject", "bob", comment="wrong supplier"
         )
@@ -179,12 +169,7 @@ async def test_bad_decisions_are_refused_and_leave_nothing(
 ):
     payments = Payments()
     async with loop_worker(payments.registry()) as w:
-        _, sid, first = await held_payment(
-            w,
-            scripted_llm,
-            temporal_env,
-            pay_then("Paid."),
-        )
+        _, sid, first = await held_payment(w, scripted_llm, temporal_env, pay_then("Paid."))
         good = ToolCallDecision(
             call_id="c1",
             verdict="confirm",
@@ -242,12 +227,7 @@ async def test_refused_signal_is_visible_in_query_and_audit(
 ):
     payments = Payments()
     async with loop_worker(payments.registry()) as w:
-        _, sid, _ = await held_payment(
-            w,
-            scripted_llm,
-            temporal_env,
-            pay_then("Paid."),
-        )
+        _, sid, _ = await held_payment(w, scripted_llm, temporal_env, pay_then("Paid."))
         forged = ToolCallDecision(
             call_id="c1", verdict="confirm", approver="mallory", fingerprint="f" * 64
         )
@@ -383,10 +363,7 @@ async def test_closing_the_session_ends_a_waiting_message(
     payments = Payments()
     async with loop_worker(payments.registry()) as w:
         _, sid, first = await held_payment(
-            w,
-            scripted_llm,
-            temporal_env,
-            pay_then("Closed without paying."),
+            w, scripted_llm, temporal_env, pay_then("Closed without paying.")
         )
         waiting = asyncio.ensure_future(w.sessions.message_result(sid, first.message_id))
         await w.sessions.close(sid)
