@@ -45,6 +45,23 @@ def address_of(env) -> str:
     return env.client.service_client.config.target_host
 
 
+def chat_args(sid: str, settings_file: Path, env, w) -> list[str]:
+    """Chat as carol with session ``sid`` on the test worker's queue, polling fast."""
+    return [
+        sid,
+        "--settings",
+        str(settings_file),
+        "--as",
+        "carol",
+        "--address",
+        address_of(env),
+        "--task-queue",
+        w.task_queue,
+        "--poll",
+        "0.1",
+    ]
+
+
 async def test_chat_shows_tool_calls_and_approves_inline(
     loop_worker, scripted_llm, temporal_env, ws, tmp_path
 ):
@@ -65,19 +82,7 @@ async def test_chat_shows_tool_calls_and_approves_inline(
     async with loop_worker(workspace_tools(ws)) as w:
         w.sessions.started_workflow_ids.add(f"session-{sid}")  # replayed on teardown
         code, out, err = await run_chat(
-            [
-                sid,
-                "--settings",
-                str(settings_file),
-                "--as",
-                "carol",
-                "--address",
-                address_of(temporal_env),
-                "--task-queue",
-                w.task_queue,
-                "--poll",
-                "0.1",
-            ],
+            chat_args(sid, settings_file, temporal_env, w),
             "please rename the title\na\nship it\n/status\n/quit\n",
         )
     assert code == 0, err
@@ -116,19 +121,7 @@ async def test_chat_edits_a_held_tool_call_inline(
     async with loop_worker(payments.registry()) as w:
         w.sessions.started_workflow_ids.add(f"session-{sid}")  # replayed on teardown
         code, out, err = await run_chat(
-            [
-                sid,
-                "--settings",
-                str(settings_file),
-                "--as",
-                "carol",
-                "--address",
-                address_of(temporal_env),
-                "--task-queue",
-                w.task_queue,
-                "--poll",
-                "0.1",
-            ],
+            chat_args(sid, settings_file, temporal_env, w),
             'pay acme\ne\n{"amount": 200, "to": "acme"}\nagreed\n/quit\n',
         )
     assert code == 0, err
