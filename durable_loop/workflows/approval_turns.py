@@ -66,12 +66,15 @@ def result_message(decided: ToolCallDecided) -> CodedError:
 
 
 def call_decision(held: PendingToolCall, decided: ToolCallDecided) -> CallDecision:
+    # An edited call ran with other arguments than the model's: its result must not answer
+    # a later call with the model's arguments (repeat guard, dedupe).
+    sha = f"edited:{held.call_id}" if decided.edited_fields else held.args_sha256
     call = ToolCallSummary(
         index=held.call_index,
         id=held.call_id,
         name=held.tool,
         args_bytes=0,
-        args_sha256=held.args_sha256,
+        args_sha256=sha,
         args_valid_json=True,
     )
     if decided.status == "confirmed":

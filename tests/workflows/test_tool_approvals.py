@@ -400,3 +400,27 @@ async def test_the_router_strategy_refuses_gated_tools(loop_worker, scripted_llm
     assert [(t.name, t.executed, t.error_codes) for t in result.tool_calls] == [
         ("pay", False, ["TOOL_NOT_ALLOWED"])
     ]
+
+
+async def test_an_edited_result_never_answers_the_models_own_arguments(
+    loop_worker, scripted_llm, temporal_env
+):
+    payments = Payments()
+    steps = [reply.tool_call("pay", PAY, "c1"), reply.tool_call("pay", PAY, "c2"), reply.text("ok")]
+    async with loop_worker(payments.registry()) as w:
+        _, sid, first = await held_payment(w, scripted_llm, temporal_env, steps)
+        await w.sessions.confirm_tool_call(
+            sid, "c1", "alice", arguments={"amount": 90, "to": "acme"}
+        )
+
+        async def held_again():
+            return [p.call_id for p in (await w.sessions.tool_approvals(sid)).pending]
+
+        assert await eventually(held_again) == ["c2"]
+        await w.sessions.reject_tool_call(sid, "c2", "alice", comment="90 was enough")
+        final = await w.sessions.message_result(sid, first.message_id)
+    assert [(t.call_id, t.reused, t.error_codes) for t in final.tool_calls] == [
+        ("c1", False, []),
+        ("c2", False, ["TOOL_CALL_REJECTED"]),
+    ]
+    assert [(a, to) for a, to, _ in payments.made] == [(90, "acme")]
