@@ -23,9 +23,17 @@ if TYPE_CHECKING:
     from durable_loop.client.sessions import Progress, SessionClient
     from durable_loop.client.settings import TemporalSettings
     from durable_loop.client.streaming import StreamEvent, send_streaming
+    from durable_loop.client.tool_approvals import ToolApprovalClient, ToolCallNotPending
     from durable_loop.client.trace.models import Trace
     from durable_loop.client.tracing import TraceContextPropagation
     from durable_loop.core import presets
+    from durable_loop.core.approvals import (
+        ApprovalSettings,
+        PendingToolCall,
+        ToolApprovalList,
+        ToolCallDecided,
+        ToolCallDecision,
+    )
     from durable_loop.core.budget import BudgetChange, BudgetChangeResult, SessionBudget
     from durable_loop.core.circuit import CircuitBreakerSettings
     from durable_loop.core.config import (
@@ -127,9 +135,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ProposalDecision",
         "ProposalList",
     ),
+    "durable_loop.core.approvals": (
+        "ApprovalSettings",
+        "PendingToolCall",
+        "ToolApprovalList",
+        "ToolCallDecided",
+        "ToolCallDecision",
+    ),
     # the client
     "durable_loop.client.sessions": ("Progress", "SessionClient"),
     "durable_loop.client.proposals": ("ProposalClient", "ProposalNotPending"),
+    "durable_loop.client.tool_approvals": ("ToolApprovalClient", "ToolCallNotPending"),
     "durable_loop.client.streaming": ("StreamEvent", "send_streaming"),
     "durable_loop.client.connect": ("TemporalUnreachable", "connect"),
     "durable_loop.client.settings": ("TemporalSettings",),
@@ -172,6 +188,7 @@ _WHERE: dict[str, str] = {name: module for module, names in _EXPORTS.items() for
 _WHERE.update(_MODULES)
 
 __all__ = [
+    "ApprovalSettings",
     "BudgetChange",
     "BudgetChangeResult",
     "CarriedState",
@@ -193,6 +210,7 @@ __all__ = [
     "LoopStrategy",
     "Message",
     "PendingProposal",
+    "PendingToolCall",
     "Progress",
     "ProposalClient",
     "ProposalDecision",
@@ -216,7 +234,12 @@ __all__ = [
     "TailEntry",
     "TemporalSettings",
     "TemporalUnreachable",
+    "ToolApprovalClient",
+    "ToolApprovalList",
     "ToolCall",
+    "ToolCallDecided",
+    "ToolCallDecision",
+    "ToolCallNotPending",
     "ToolContext",
     "ToolFailure",
     "ToolFailurePolicy",

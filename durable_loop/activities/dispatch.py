@@ -118,8 +118,12 @@ async def dispatch(
     envelope, size = await _run(tool, name, parsed, ctx, timeout_s, max_output_bytes, last_attempt)
     if ignored:
         note = f"{', '.join(ignored)}: filled in by the runtime; the value you passed was ignored"
-        envelope = envelope.model_copy(update={"warnings": [*envelope.warnings, note]})
+        envelope = with_warning(envelope, note)
     return Dispatched(envelope, size, True)
+
+
+def with_warning(envelope: Envelope, warning: str) -> Envelope:
+    return envelope.model_copy(update={"warnings": [*envelope.warnings, warning]})
 
 
 async def _run(

@@ -6,9 +6,10 @@ import time
 
 from temporalio import activity
 
-from durable_loop.activities.dispatch import Dispatched, dispatch
+from durable_loop.activities.dispatch import Dispatched, dispatch, with_warning
 from durable_loop.activities.heartbeat import heartbeating
 from durable_loop.core import names
+from durable_loop.core.canonical_json import canonical_dumps
 from durable_loop.core.contracts import (
     ListToolsInput,
     ToolCatalogOutput,
@@ -26,6 +27,15 @@ from durable_loop.store import TranscriptStore
 def idempotency_key(workflow_id: str, call_id: str, result_seq: int) -> str:
     """Stable across retries and worker restarts; unique per call within a session."""
     return f"{workflow_id}:{call_id}:{result_seq}"
+
+
+def arguments_of(inp: ToolRunInput, stored: str) -> str:
+    """A person's edited arguments replace the ones the model sent."""
+    return stored if inp.arguments is None else canonical_dumps(inp.arguments)
+
+
+def edited_warning(fields: list[str]) -> str:
+    return f"a person changed these arguments before the call ran: {', '.join(fields)}"
 
 
 class ToolActivities:
@@ -67,7 +77,7 @@ class ToolActivities:
             done = await dispatch(
                 self.registry.get(inp.name),
                 inp.name,
-                calls[inp.call_index].arguments,
+                arguments_of(inp, calls[inp.call_index].arguments),
                 ctx,
                 timeout_s=inp.timeout_s,
                 max_output_bytes=inp.max_output_bytes,
@@ -75,7 +85,10 @@ class ToolActivities:
                 ignore_implicit=inp.ignore_implicit_args,
             )
         duration_us = int((time.monotonic() - started) * 1_000_000)
-        message = Message.tool_result(inp.call_id, inp.name, done.envelope)
+        envelope = done.envelope
+        if inp.edited_fields:
+            envelope = with_warning(envelope, edited_warning(inp.edited_fields))
+        message = Message.tool_result(inp.call_id, inp.name, envelope)
         meta = ToolResultMeta(
             turn=inp.turn,
             duration_ms=duration_us // 1000,

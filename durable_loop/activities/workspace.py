@@ -14,10 +14,14 @@ from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import (
     FACTS_COMMIT,
     PROPOSAL_CLOSE,
+    RECORD_DECISION,
+    DecisionAudit,
+    DecisionAuditOutput,
     SettleInput,
     SettleOutput,
 )
 from durable_loop.store.workspace import WorkspaceStore
+from durable_loop.store.workspace_decision_audit import record_decision
 from durable_loop.store.workspace_proposals import settle
 
 
@@ -44,3 +48,8 @@ class WorkspaceActivities:
                 non_retryable=True,
             )
         return await settle(self.store, inp)
+
+    @activity.defn(name=RECORD_DECISION)
+    async def record_decision(self, inp: DecisionAudit) -> DecisionAuditOutput:
+        """An audit row of a tool-call decision, or of a refused decision."""
+        return DecisionAuditOutput(written=await record_decision(self.store, inp))

@@ -24,6 +24,7 @@ from durable_loop.cli.commands import (
     send,
     serve,
     server,
+    tool_calls,
     trace,
     worker,
     workspace,
@@ -73,6 +74,8 @@ app.command("approve", hidden=True, help="Old spelling of `confirm`.")(proposals
 app.command("reject")(proposals.reject)
 app.command("budget")(budget.budget)
 app.command("codec-server")(codec_server.codec_server)
+app.add_typer(tool_calls.app, name="tool-calls")
+app.command("result")(tool_calls.result)
 
 
 def run(command: typer.Typer) -> None:

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
@@ -16,6 +16,7 @@ from temporalio.service import RPCError
 from durable_loop.client.proposals import ProposalClient
 from durable_loop.client.search_attributes import registered
 from durable_loop.client.streaming import StreamEvent, send_streaming
+from durable_loop.client.tool_approvals import ToolApprovalClient
 from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.models import Trace
@@ -23,6 +24,7 @@ from durable_loop.client.tracing import end_message_span, message_span
 from durable_loop.client.update_retry import message_update_id, new_message_id, until_admitted
 from durable_loop.client.workspace import session_workspace_id
 from durable_loop.core import names
+from durable_loop.core.approvals import ToolApprovalList, ToolCallDecided, ToolCallDecision
 from durable_loop.core.budget import BudgetChange, BudgetChangeResult
 from durable_loop.core.catalog import refuse_unreliable_enforced
 from durable_loop.core.config import SessionSettings
@@ -89,6 +91,7 @@ class SessionClient:
         """Start sessions that keep the DurableLoop* search attributes current; ``None``
         (auto): on if the namespace has them registered (checked once)."""
         self.approvals = ProposalClient(client)
+        self.tool_calls = ToolApprovalClient(client)
         self.started_workflow_ids: set[str] = set()
         """Workflow ids this client started or joined (tests replay their histories)."""
 
@@ -168,15 +171,25 @@ class SessionClient:
         self.started_workflow_ids.add(names.session_workflow_id(session_id))
         return SessionInput(session_id=session_id, settings=settings), memo
 
-    async def send(self, session_id: str, text: str, *, message_id: str | None = None) -> RunResult:
+    async def send(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        message_id: str | None = None,
+        wait_for_approval: bool = False,
+    ) -> RunResult:
         """Send a message to a running session and wait for the reply (repeated with the
-        same message id while an overloaded server times out admitting it)."""
+        same message id while an overloaded server times out admitting it). While tool calls
+        of it wait for a person the reply is ``awaiting_approval`` listing them, unless
+        ``wait_for_approval``; :meth:`message_result` waits for the final one."""
         message_id = message_id or new_message_id()
+        message = UserMessage(text=text, message_id=message_id, wait_for_approval=wait_for_approval)
         with message_span(session_id, message_id) as span:
             result = await until_admitted(
                 lambda: self.handle(session_id).execute_update(
                     names.UPDATE_SEND_MESSAGE,
-                    UserMessage(text=text, message_id=message_id),
+                    message,
                     id=message_update_id(message_id, text),
                     result_type=RunResult,
                 )
@@ -398,8 +411,63 @@ class SessionClient:
             )
         return await self.decide(session_id, decision)
 
+    # ------------------------------------------------------------------ tool approvals
+
+    async def tool_approvals(self, session_id: str) -> ToolApprovalList:
+        """Held tool calls, recent decisions and refused Signal decisions (Query)."""
+        return await self.tool_calls.listing(session_id)
+
+    async def decide_tool_call(
+        self, session_id: str, decision: ToolCallDecision
+    ) -> ToolCallDecided:
+        """Update; refusals as for :meth:`decide` (``UNKNOWN_TOOL_CALL``, ``EXPIRED``, ...)."""
+        return await self.tool_calls.decide(session_id, decision)
+
+    async def confirm_tool_call(
+        self,
+        session_id: str,
+        call_id: str,
+        approver: str,
+        *,
+        arguments: dict[str, JsonValue] | None = None,
+        comment: str | None = None,
+        fingerprint: str | None = None,
+    ) -> ToolCallDecided:
+        """Let the call run, with ``arguments`` instead of the model's if given; bound to
+        ``fingerprint`` (what the approver saw), or to the call pending right now."""
+        decision = await self.tool_calls.decision_for(
+            session_id,
+            call_id,
+            "confirm",
+            approver,
+            comment=comment,
+            arguments=arguments,
+            fingerprint=fingerprint,
+        )
+        return await self.decide_tool_call(session_id, decision)
+
+    async def reject_tool_call(
+        self,
+        session_id: str,
+        call_id: str,
+        approver: str,
+        *,
+        comment: str | None = None,
+        fingerprint: str | None = None,
+    ) -> ToolCallDecided:
+        """The call does not run; the model reads TOOL_CALL_REJECTED and the comment."""
+        decision = await self.tool_calls.decision_for(
+            session_id, call_id, "reject", approver, comment=comment, fingerprint=fingerprint
+        )
+        return await self.decide_tool_call(session_id, decision)
+
+    async def message_result(self, session_id: str, message_id: str) -> RunResult:
+        """The final result of a message, once its held tool calls are decided."""
+        return await self.tool_calls.message_result(session_id, message_id)
+
     async def sessions_awaiting_approval(self, limit: int = 200) -> list[str]:
-        """Session ids with pending proposals, by the ``DurableLoopPendingProposals > 0``
+        """Session ids with pending proposals or held tool calls, by the
+        ``DurableLoopPendingProposals > 0``
         visibility query (needs the search attributes and a server with visibility: the
         dev server or a cluster; the time-skipping test server raises UNIMPLEMENTED)."""
         found: list[str] = []

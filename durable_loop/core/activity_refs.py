@@ -11,6 +11,11 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel
 
 from durable_loop.core import names
+from durable_loop.core.approvals import (
+    READ_TOOL_CALLS,
+    ReadToolCallsInput,
+    ReadToolCallsOutput,
+)
 from durable_loop.core.budget import SessionChangeAudit, SessionChangeAudited
 from durable_loop.core.contracts import (
     ListToolsInput,
@@ -24,7 +29,15 @@ from durable_loop.core.contracts import (
     WriteMessagesInput,
     WriteMessagesOutput,
 )
-from durable_loop.core.proposals import FACTS_COMMIT, PROPOSAL_CLOSE, SettleInput, SettleOutput
+from durable_loop.core.proposals import (
+    FACTS_COMMIT,
+    PROPOSAL_CLOSE,
+    RECORD_DECISION,
+    DecisionAudit,
+    DecisionAuditOutput,
+    SettleInput,
+    SettleOutput,
+)
 from durable_loop.core.router.contracts import (
     RouterAnswerInput,
     RouterAnswerOutput,
@@ -56,6 +69,8 @@ PROPOSAL_CLOSE_REF = ActivityRef(PROPOSAL_CLOSE, SettleInput, SettleOutput)
 AUDIT_SESSION_CHANGE = ActivityRef(
     names.AUDIT_SESSION_CHANGE, SessionChangeAudit, SessionChangeAudited
 )
+READ_TOOL_CALLS_REF = ActivityRef(READ_TOOL_CALLS, ReadToolCallsInput, ReadToolCallsOutput)
+RECORD_DECISION_REF = ActivityRef(RECORD_DECISION, DecisionAudit, DecisionAuditOutput)
 
 ALL = (
     LIST_TOOLS,
@@ -69,5 +84,7 @@ ALL = (
     FACTS_COMMIT_REF,
     PROPOSAL_CLOSE_REF,
     AUDIT_SESSION_CHANGE,
+    READ_TOOL_CALLS_REF,
+    RECORD_DECISION_REF,
 )
 """Every activity a durable-loop worker registers."""

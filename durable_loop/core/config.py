@@ -18,6 +18,7 @@ from pydantic import (
     field_validator,
 )
 
+from durable_loop.core.approvals import ApprovalSettings
 from durable_loop.core.circuit import CircuitBreakerSettings
 from durable_loop.core.endpoint import RESERVED_REQUEST_KEYS, LlmEndpoint
 from durable_loop.core.retry import RetrySettings
@@ -269,6 +270,7 @@ class SessionSettings(BaseModel):
     system_prompt: str | None = None
     title: str | None = None
     workspace: WorkspaceSettings = WorkspaceSettings()
+    approvals: ApprovalSettings = ApprovalSettings()
     search_attributes: bool = Field(
         default=False,
         description="Keep the DurableLoop* search attributes current (they must be registered "

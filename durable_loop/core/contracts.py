@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
+from durable_loop.core.approvals import ApprovalBookState, PendingToolCall
 from durable_loop.core.budget import SessionBudget
 from durable_loop.core.circuit import BreakerState
 from durable_loop.core.config import SessionSettings
@@ -34,6 +35,11 @@ class UserMessage(BaseModel):
         default=None,
         description="Update-with-start: the digest of the settings sent to start the session "
         "with (core.settings_digest), to say which of them a running session did not apply",
+    )
+    wait_for_approval: bool = Field(
+        default=False,
+        description="Answer only with the final result, not with awaiting_approval while "
+        "tool calls of this message wait for a person",
     )
 
 
@@ -71,7 +77,7 @@ class RunResult(BaseModel):
     """Outcome of one user message's loop: the reply and a short run summary."""
 
     message_id: str
-    status: Literal["completed", "failed"]
+    status: Literal["completed", "failed", "awaiting_approval"]
     reply: str | None = None
     reply_truncated: bool = False
     reply_seq: int | None = None
@@ -98,6 +104,9 @@ class RunResult(BaseModel):
         description="What the run did not do that the reply may suggest (a tool call written "
         "as text, not executed), with the setting that would change it",
     )
+    pending_approvals: list[PendingToolCall] = Field(
+        default_factory=list, description="awaiting_approval: the calls that wait for a person"
+    )
 
 
 class TailEntry(BaseModel):
@@ -109,7 +118,7 @@ class TailEntry(BaseModel):
 
 class SessionStatus(BaseModel):
     session_id: str
-    state: Literal["idle", "running", "closing"]
+    state: Literal["idle", "running", "awaiting_approval", "closing"]
     model: str
     messages_done: int
     turns_total: int
@@ -157,6 +166,20 @@ class SessionEnd(BaseModel):
     turns_total: int
 
 
+class ParkedMessage(BaseModel):
+    """A message's loop paused on held tool calls: what it resumes with once all are decided."""
+
+    message_id: str
+    result: RunResult
+    held: list[PendingToolCall]
+    seen_calls: dict[str, int] = Field(default_factory=dict)
+    last_ok_by_tool: dict[str, bool] = Field(default_factory=dict)
+    tools_off: bool = False
+    finalization_used: bool = False
+    error_retries_used: int = 0
+    fallbacks_left: int = 0
+
+
 class CarriedState(BaseModel):
     """What one run hands the next across continue-as-new."""
 
@@ -178,6 +201,10 @@ class CarriedState(BaseModel):
         "with another text is refused)",
     )
     breaker: BreakerState = Field(default_factory=BreakerState)
+    approvals: ApprovalBookState = Field(default_factory=ApprovalBookState)
+    parked: ParkedMessage | None = Field(
+        default=None, description="The message whose tool calls wait for a person"
+    )
 
 
 class SessionInput(BaseModel):
@@ -329,6 +356,10 @@ class ToolRunInput(BaseModel):
     inline_bytes: int = 512
     workspace_id: str | None = None
     ignore_implicit_args: bool = False
+    arguments: dict[str, JsonValue] | None = Field(
+        default=None, description="Arguments a person edited: used instead of the stored ones"
+    )
+    edited_fields: list[str] = Field(default_factory=list)
 
 
 class ToolRunOutput(BaseModel):

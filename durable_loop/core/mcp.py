@@ -52,6 +52,16 @@ class McpServerConfig(BaseModel):
         description="Leave out tools with malformed schemas instead of refusing the server",
     )
     dedupe: bool = False
+    requires_approval: bool | list[str] = Field(
+        default=False,
+        description="Every call of this server's tools waits for a person (true), or the "
+        "calls of the listed tools (original names)",
+    )
+
+    def gates(self, tool: str) -> bool:
+        """Whether calls of ``tool`` (its original name) wait for a person's approval."""
+        approval = self.requires_approval
+        return approval if isinstance(approval, bool) else tool in approval
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:

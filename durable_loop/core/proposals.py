@@ -21,6 +21,9 @@ QUERY_PROPOSALS = "proposals"
 FACTS_COMMIT = "facts_commit"
 """Activity name. Never a tool: the model cannot list, call or reach it."""
 PROPOSAL_CLOSE = "proposal_close"
+RECORD_DECISION = "record_decision"
+"""Activity name: one audit row of a decision on a tool call, or of a refused decision."""
+VERDICTS: tuple[str, ...] = ("confirm", "reject")
 
 NEVER_MODEL_FACING = frozenset({"facts_commit"})
 """Tool names no registry accepts: these actions run only from a human decision."""
@@ -63,10 +66,44 @@ class ProposalDecision(BaseModel):
     """A person's decision. ``fingerprint`` binds a confirmation to the content they saw."""
 
     proposal_id: str
-    verdict: Verdict
-    approver: str
+    verdict: str = Field(description='"confirm" or "reject" (anything else: INVALID_DECISION)')
+    approver: str = Field(default="", description="Required (blank: INVALID_DECISION)")
     fingerprint: str | None = None
     comment: str | None = None
+
+
+class RefusedDecision(BaseModel):
+    """A Signal decision the workflow refused: kept visible, never only a log line."""
+
+    id: str = Field(description="The proposal or tool call the decision named")
+    approver: str
+    error: CodedError
+    refused_at: datetime
+
+
+AuditOp = Literal["confirm", "edit", "reject", "expire", "refused"]
+
+
+class DecisionAudit(BaseModel):
+    """One append-only audit row of a decision on a tool call, or of a refused decision."""
+
+    workspace_id: str
+    session_id: str
+    target: Literal["tool", "proposal"]
+    op: AuditOp
+    path: str = Field(default="", description="The tool, for a tool call")
+    actor: str
+    actor_kind: Literal["human", "system"] = "human"
+    turn: int | None = None
+    call_id: str | None = None
+    proposal_id: str | None = None
+    comment: str | None = None
+    value: JsonValue = Field(default=None, description="Fingerprint, edits or the refusal")
+    key: str = Field(description="Idempotency key: a retried write records nothing twice")
+
+
+class DecisionAuditOutput(BaseModel):
+    written: bool
 
 
 class DecisionResult(BaseModel):
@@ -82,6 +119,9 @@ class DecisionResult(BaseModel):
 class ProposalList(BaseModel):
     pending: list[PendingProposal] = Field(default_factory=list)
     decided: list[DecisionResult] = Field(default_factory=list)
+    refused: list[RefusedDecision] = Field(
+        default_factory=list, description="Signal decisions the workflow refused"
+    )
 
 
 class ProposalBookState(BaseModel):
@@ -90,6 +130,7 @@ class ProposalBookState(BaseModel):
     pending: list[PendingProposal] = Field(default_factory=list)
     decided: list[DecisionResult] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    refused: list[RefusedDecision] = Field(default_factory=list)
 
 
 class SettleInput(BaseModel):

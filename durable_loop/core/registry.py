@@ -125,8 +125,9 @@ class ToolRegistry:
     ) -> RegisteredTool:
         """Register ``fn``; without ``parameters`` the schema comes from its signature.
 
-        ``placement`` takes the other :class:`ToolSpec` fields (``dedupe``, ``local``,
-        ``long_running``, ``task_queue``, ``heartbeat_timeout_s``, ``ensemble``).
+        ``placement`` takes the other :class:`ToolSpec` fields (``dedupe``,
+        ``requires_approval``, ``local``, ``long_running``, ``task_queue``,
+        ``heartbeat_timeout_s``, ``ensemble``).
         """
         spec = ToolSpec(
             name=name or fn.__name__,

@@ -42,6 +42,9 @@ class ToolSpec(BaseModel):
     local: bool = Field(
         default=False, description="Short and side-effect free: runs as a local activity"
     )
+    requires_approval: bool = Field(
+        default=False, description="Each call waits for a person's decision before it runs"
+    )
     long_running: bool = Field(
         default=False,
         description="Runs on its own task queue, heartbeats, and is cancelled with the session",

@@ -20,6 +20,7 @@ from durable_loop.cli.devserver import start_local_environment
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.evals.runner import EvalTarget
+from durable_loop.evals.scenarios_approvals import invoice_tools
 from durable_loop.evals.scenarios_recovery import note_tools
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.store.workspace import WorkspaceStore, open_workspace_store
@@ -31,7 +32,7 @@ WORKSPACE_TOOLS = ("state_get", "state_patch", "facts_propose")
 
 def eval_registry(workspace: WorkspaceStore) -> ToolRegistry:
     """Every tool a scenario may offer; each job narrows it with ``tool_allowlist``."""
-    return workspace_tools(workspace).merged(note_tools())
+    return workspace_tools(workspace).merged(note_tools()).merged(invoice_tools())
 
 
 async def start_environment(kind: str) -> WorkflowEnvironment:

@@ -23,6 +23,7 @@ from durable_loop.core import names
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.contracts import RunResult
 from durable_loop.core.errors import ErrorCode
+from durable_loop.evals.approver import decide_until_final
 from durable_loop.evals.scenario import Scenario, Trace
 from durable_loop.evals.schema import RunRecord
 from durable_loop.store import TranscriptStore
@@ -84,6 +85,10 @@ async def run_job(job: Job, target: EvalTarget) -> RunRecord:
         result = await asyncio.wait_for(
             target.sessions.send(session_id, job.scenario.prompt), timeout=job.timeout_s
         )
+        approver = job.scenario.approver
+        if result.status == "awaiting_approval" and approver is not None:
+            deciding = decide_until_final(target.sessions, session_id, result.message_id, approver)
+            result = await asyncio.wait_for(deciding, timeout=job.timeout_s)
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         result = None
         await _stop(target.sessions, session_id, job.timeout_s)
@@ -97,6 +102,10 @@ async def run_job(job: Job, target: EvalTarget) -> RunRecord:
         transcript=transcript,
         draft=snapshot.draft,
         error_code=result.error.code if result and result.error else None,
+        session_id=session_id,
+        audit=[
+            (a.op, a.actor) for a in await target.workspace.audit(session_id) if a.target == "tool"
+        ],
     )
     problems = job.scenario.check(trace)
     return RunRecord(

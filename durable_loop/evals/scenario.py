@@ -15,7 +15,9 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from durable_loop.core.approvals import PendingToolCall
 from durable_loop.core.messages import Message
+from durable_loop.core.proposals import Verdict
 from durable_loop.core.registry import ToolRegistry
 
 DONE = "Done."
@@ -120,7 +122,8 @@ def _envelope(content: str) -> tuple[bool, tuple[str, ...]]:
 
 @dataclass
 class Trace:
-    """What assertions read after a run: the outcome, the stored transcript, the draft."""
+    """What assertions read after a run: the outcome, the stored transcript, the draft,
+    and the (op, actor) of every decision on a held tool call."""
 
     status: str
     reply: str | None
@@ -128,6 +131,8 @@ class Trace:
     transcript: list[Message]
     draft: JsonValue
     error_code: str | None = None
+    session_id: str = ""
+    audit: list[tuple[str, str]] = field(default_factory=list)
 
     def ok_calls(self, name: str) -> int:
         return sum(1 for n, ok, _ in self.tool_calls if n == name and ok)
@@ -136,8 +141,18 @@ class Trace:
         return {c for _, _, codes in self.tool_calls for c in codes}
 
 
+@dataclass(frozen=True)
+class ApproverVerdict:
+    """A scripted person's decision on a held tool call."""
+
+    verdict: Verdict
+    arguments: dict[str, JsonValue] | None = None
+    comment: str | None = None
+
+
 Check = Callable[[Trace], list[str]]
 Policy = Callable[[ModelView], Action]
+Approver = Callable[[PendingToolCall], ApproverVerdict]
 
 
 @dataclass(frozen=True)
@@ -150,6 +165,8 @@ class Scenario:
     runtime: dict[str, JsonValue] = field(default_factory=dict)
     extra_tools: Callable[[], ToolRegistry] | None = None
     description: str = ""
+    approver: Approver | None = None
+    """Decides the calls held for approval (the scenario's tools need it)."""
 
 
 # ---------------------------------------------------------------- shared assertions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Awaitable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Query, status
@@ -17,6 +17,7 @@ from durable_loop.client.trace.fetch import StoreMissing
 from durable_loop.client.trace.models import Trace
 from durable_loop.client.workspace import AUDIT_ROWS, WorkspaceView
 from durable_loop.core import names
+from durable_loop.core.approvals import ToolApprovalList, ToolCallDecided, ToolCallDecision
 from durable_loop.core.budget import BudgetChange, BudgetChangeResult
 from durable_loop.core.contracts import RunResult, SessionStatus
 from durable_loop.core.errors import ErrorCode
@@ -29,6 +30,7 @@ from durable_loop.service.models import (
     Accepted,
     CloseSession,
     Decide,
+    DecideToolCall,
     PendingListing,
     PostMessage,
     SessionStarted,
@@ -132,11 +134,21 @@ async def post_message(
     update-with-start)."""
     deps.directory.remember(session_id)
     if body.settings is None:
-        call = deps.sessions.send(session_id, body.text, message_id=message_id)
+        call = deps.sessions.send(
+            session_id, body.text, message_id=message_id, wait_for_approval=body.wait_for_approval
+        )
     else:
         call = deps.sessions.start_and_send(
             session_id, body.settings, body.text, message_id=message_id
         )
+    return await within_reply_timeout(
+        call, deps, "retry with the same Idempotency-Key to get the reply"
+    )
+
+
+async def within_reply_timeout(
+    call: Awaitable[RunResult], deps: ServiceDeps, hint: str
+) -> RunResult:
     try:
         async with asyncio.timeout(deps.limits.reply_timeout_s):
             return await call
@@ -144,9 +156,21 @@ async def post_message(
         raise ApiError(
             504,
             ErrorCode.REPLY_PENDING,
-            f"no reply within {deps.limits.reply_timeout_s:g}s; the turn goes on: "
-            "retry with the same Idempotency-Key to get the reply",
+            f"no reply within {deps.limits.reply_timeout_s:g}s; the turn goes on: {hint}",
         ) from None
+
+
+@router.get("/sessions/{session_id}/messages/{message_id}/result", tags=["messages"])
+async def message_result(
+    session_id: SessionId,
+    message_id: Annotated[str, Path(min_length=1, max_length=300)],
+    deps: Deps,
+) -> RunResult:
+    """Wait for a message's final result, e.g. after ``awaiting_approval`` (an Update;
+    ``UNKNOWN_MESSAGE`` if the session has no message with that id)."""
+    return await within_reply_timeout(
+        deps.sessions.message_result(session_id, message_id), deps, "ask again"
+    )
 
 
 @router.post(
@@ -209,6 +233,12 @@ async def decide(
     Unknown, expired, already decided or stale (fingerprint) decisions are refused by the
     workflow's validator before they enter history."""
     deps.directory.remember(session_id)
+    if body.fingerprint is None and not deps.limits.allow_unbound_decisions:
+        raise ApiError(
+            428,
+            ErrorCode.FINGERPRINT_REQUIRED,
+            "send the fingerprint of the proposal the approver saw (GET .../proposals)",
+        )
     if body.verdict == "confirm":
         return await deps.sessions.confirm(
             session_id, proposal_id, identity, comment=body.comment, fingerprint=body.fingerprint
@@ -237,6 +267,39 @@ async def set_budget(
     deps.directory.remember(session_id)
     change = BudgetChange(changed_by=identity, **body.model_dump())
     return await deps.sessions.set_budget(session_id, change)
+
+
+@router.get("/sessions/{session_id}/tool-calls", tags=["tool calls"])
+async def session_tool_calls(session_id: SessionId, deps: Deps) -> ToolApprovalList:
+    """Tool calls that wait for a person, recent decisions and refused decisions."""
+    listing = await deps.sessions.tool_approvals(session_id)
+    deps.directory.remember(session_id)
+    return listing
+
+
+@router.post("/sessions/{session_id}/tool-calls/{call_id}/decision", tags=["decisions"])
+async def decide_tool_call(
+    session_id: SessionId,
+    call_id: Annotated[str, Path(min_length=1, max_length=200)],
+    body: DecideToolCall,
+    deps: Deps,
+    identity: Identity,
+) -> ToolCallDecided:
+    """Confirm (optionally with edited ``arguments``) or reject a held tool call, bound to
+    the ``fingerprint`` the approver saw; the token's identity is the approver. Refusals
+    (unknown call, expired, already decided, fingerprint mismatch, arguments that break the
+    tool's schema or size limit) come from the workflow's validator and leave no trace."""
+    deps.directory.remember(session_id)
+    decision = ToolCallDecision(
+        call_id=call_id,
+        verdict=body.verdict,
+        approver=identity,
+        fingerprint=body.fingerprint,
+        comment=body.comment,
+        arguments=body.arguments,
+        session_id=session_id,
+    )
+    return await deps.sessions.decide_tool_call(session_id, decision)
 
 
 @router.get("/sessions/{session_id}/trace", tags=["trace"])

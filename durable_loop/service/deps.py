@@ -23,6 +23,9 @@ class ServiceLimits:
     max_message_chars: int = 32_000
     max_body_bytes: int = 256_000
     reply_timeout_s: float = 300.0
+    allow_unbound_decisions: bool = False
+    """Accept proposal decisions without a fingerprint (bound to the content pending at
+    the time): only for trusted callers that cannot show a person the content."""
 
 
 @dataclass

@@ -38,8 +38,13 @@ def facts_diff(facts: dict[str, JsonValue], changes: list[dict[str, JsonValue]])
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
         unchanged = [DiffLine(kind="context", text=line) for line in _pretty(facts)]
         return FactsDiff(before=facts, lines=unchanged, applies=False, problem=str(err))
+    return FactsDiff(before=facts, after=after, lines=json_diff(facts, after))
+
+
+def json_diff(before: JsonValue, after: JsonValue) -> list[DiffLine]:
+    """Unified diff of two JSON documents, pretty-printed with sorted keys."""
     lines: list[DiffLine] = []
-    diff = difflib.unified_diff(_pretty(facts), _pretty(after), lineterm="", n=3)
+    diff = difflib.unified_diff(_pretty(before), _pretty(after), lineterm="", n=3)
     for line in list(diff)[2:]:  # skip the ---/+++ file headers
         if line.startswith("@@"):
             lines.append(DiffLine(kind="hunk", text=line))
@@ -49,4 +54,4 @@ def facts_diff(facts: dict[str, JsonValue], changes: list[dict[str, JsonValue]])
             lines.append(DiffLine(kind="removed", text=line[1:]))
         else:
             lines.append(DiffLine(kind="context", text=line[1:]))
-    return FactsDiff(before=facts, after=after, lines=lines)
+    return lines

@@ -1,4 +1,4 @@
-"""Which sessions have proposals waiting for a person, across sessions.
+"""Which sessions have proposals or tool calls waiting for a person, across sessions.
 
 Preferred: the visibility query ``DurableLoopPendingProposals > 0`` (dev server, clusters).
 Where the server has no visibility (the time-skipping test server) or the attributes are
@@ -10,17 +10,46 @@ visibility's short lag.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import OrderedDict
+from collections.abc import Awaitable
+from typing import TypeVar
 
+import jsonpointer
+from pydantic import JsonValue
 from temporalio.service import RPCError, RPCStatusCode
 
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
+from durable_loop.core.approvals import ToolApprovalList
 from durable_loop.core.proposals import ProposalList
 from durable_loop.service.diff import facts_diff
-from durable_loop.service.models import PendingItem, PendingListing
+from durable_loop.service.models import (
+    PendingItem,
+    PendingListing,
+    PendingToolCallItem,
+    ProposalConflict,
+)
 from durable_loop.store.workspace import WorkspaceStore
+from durable_loop.store.workspace_proposals import proposal_conflicts
 from durable_loop.workflows.visibility import MEMO_TITLE
+
+T = TypeVar("T")
+
+
+async def conflict_of(
+    workspace: WorkspaceStore, proposal_id: str, facts: dict[str, JsonValue]
+) -> ProposalConflict | None:
+    paths = await proposal_conflicts(workspace, proposal_id)
+    if not paths:
+        return None
+    current: dict[str, JsonValue] = {}
+    for path in paths:
+        try:
+            current[path] = jsonpointer.resolve_pointer(facts, path)
+        except jsonpointer.JsonPointerException:
+            continue
+    return ProposalConflict(paths=paths, current=current)
 
 
 class SessionDirectory:
@@ -53,25 +82,51 @@ class SessionDirectory:
     async def pending(self, workspace: WorkspaceStore | None) -> PendingListing:
         ids, used_visibility = await self.candidates()
         listings = await asyncio.gather(*(self._proposals(sid) for sid in ids))
+        held = await asyncio.gather(*(self._tool_calls(sid) for sid in ids))
         items: list[PendingItem] = []
+        calls: list[PendingToolCallItem] = []
+        for session_id, waiting in zip(ids, held, strict=True):
+            for call in waiting.pending if waiting else []:
+                pretty = json.dumps(call.arguments, indent=2, sort_keys=True, ensure_ascii=False)
+                title = await self._title(session_id)
+                calls.append(
+                    PendingToolCallItem(
+                        session_id=session_id, title=title, call=call, arguments_pretty=pretty
+                    )
+                )
+        calls.sort(key=lambda item: item.call.created_at)
         for session_id, listing in zip(ids, listings, strict=True):
             if listing is None or not listing.pending:
                 continue
             title = await self._title(session_id)
             for proposal in listing.pending:
-                diff = None
+                diff, conflict = None, None
                 if workspace is not None:
                     facts = (await workspace.snapshot(proposal.workspace_id)).facts
                     diff = facts_diff(facts, proposal.changes)
+                    conflict = await conflict_of(workspace, proposal.proposal_id, facts)
                 items.append(
-                    PendingItem(session_id=session_id, title=title, proposal=proposal, diff=diff)
+                    PendingItem(
+                        session_id=session_id,
+                        title=title,
+                        proposal=proposal,
+                        diff=diff,
+                        conflict=conflict,
+                    )
                 )
         items.sort(key=lambda item: item.proposal.created_at)
-        return PendingListing(items=items, source="visibility" if used_visibility else "registry")
+        source = "visibility" if used_visibility else "registry"
+        return PendingListing(items=items, tool_calls=calls, source=source)
 
     async def _proposals(self, session_id: str) -> ProposalList | None:
+        return await self._query(self.sessions.proposals(session_id), session_id)
+
+    async def _tool_calls(self, session_id: str) -> ToolApprovalList | None:
+        return await self._query(self.sessions.tool_approvals(session_id), session_id)
+
+    async def _query(self, query: Awaitable[T], session_id: str) -> T | None:
         try:
-            return await self.sessions.proposals(session_id)
+            return await query
         except RPCError as err:
             if err.status == RPCStatusCode.NOT_FOUND:
                 self.forget(session_id)

@@ -12,6 +12,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from durable_loop.client.proposals import ProposalNotPending
 from durable_loop.client.refusals import refusal_of
+from durable_loop.client.tool_approvals import ToolCallNotPending
 from durable_loop.core.errors import ConfigError, DurableLoopError, ErrorCode
 from durable_loop.core.validation_text import fields_text
 
@@ -37,6 +38,10 @@ class ApiError(DurableLoopError):
 
 DECISION_STATUS = {
     ErrorCode.UNKNOWN_PROPOSAL: 404,
+    ErrorCode.UNKNOWN_TOOL_CALL: 404,
+    ErrorCode.UNKNOWN_MESSAGE: 404,
+    ErrorCode.INVALID_ARGS: 422,
+    ErrorCode.ARGUMENTS_TOO_LARGE: 413,
     ErrorCode.ALREADY_DECIDED: 409,
     ErrorCode.FINGERPRINT_MISMATCH: 409,
     ErrorCode.SESSION_CLOSED: 409,
@@ -57,7 +62,7 @@ def refusal(err: WorkflowUpdateFailedError) -> ApiError:
     return ApiError(DECISION_STATUS.get(code, 409), code, refused.message)
 
 
-def not_pending(err: ProposalNotPending) -> ApiError:
+def not_pending(err: ProposalNotPending | ToolCallNotPending) -> ApiError:
     code = err.code
     if code is ErrorCode.ALREADY_DECIDED and err.message.endswith(" is already expired"):
         code = ErrorCode.EXPIRED
@@ -113,7 +118,10 @@ def install_handlers(app: FastAPI) -> None:
         return _body(api.status, api.code, api.message)
 
     @app.exception_handler(ProposalNotPending)
-    async def _not_pending(request: Request, err: ProposalNotPending) -> JSONResponse:
+    @app.exception_handler(ToolCallNotPending)
+    async def _not_pending(
+        request: Request, err: ProposalNotPending | ToolCallNotPending
+    ) -> JSONResponse:
         api = not_pending(err)
         return _body(api.status, api.code, api.message)
 

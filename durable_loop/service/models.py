@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from durable_loop.core.approvals import PendingToolCall
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.proposals import DecisionResult, PendingProposal, Verdict
 from durable_loop.service.diff import FactsDiff
@@ -41,6 +42,11 @@ class PostMessage(BaseModel):
     settings: SessionSettings | None = Field(
         default=None, description="Start the session with these settings if it does not exist"
     )
+    wait_for_approval: bool = Field(
+        default=False,
+        description="Reply only with the final result, not awaiting_approval while tool "
+        "calls wait for a person",
+    )
 
 
 class Decide(BaseModel):
@@ -66,6 +72,17 @@ class SetBudget(BaseModel):
     comment: str | None = Field(default=None, max_length=2_000)
 
 
+class DecideToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Verdict
+    fingerprint: str = Field(description="The fingerprint of the call the approver saw")
+    comment: str | None = Field(default=None, max_length=2_000)
+    arguments: dict[str, JsonValue] | None = Field(
+        default=None, description="Confirm with these edited arguments"
+    )
+
+
 class CloseSession(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -82,10 +99,28 @@ class PendingItem(BaseModel):
     title: str | None = None
     proposal: PendingProposal
     diff: FactsDiff | None = Field(default=None, description="None when no store is configured")
+    conflict: ProposalConflict | None = Field(
+        default=None, description="Facts it touches changed since: confirming cannot commit"
+    )
+
+
+class ProposalConflict(BaseModel):
+    paths: list[str] = Field(description="Facts paths changed since the proposal was made")
+    current: dict[str, JsonValue] = Field(
+        description="Their current values (a path no longer there is left out)"
+    )
+
+
+class PendingToolCallItem(BaseModel):
+    session_id: str
+    title: str | None = None
+    call: PendingToolCall
+    arguments_pretty: str = Field(description="The arguments, pretty-printed for a person")
 
 
 class PendingListing(BaseModel):
     items: list[PendingItem]
+    tool_calls: list[PendingToolCallItem] = Field(default_factory=list)
     source: Literal["visibility", "registry"] = Field(
         description="visibility: the DurableLoopPendingProposals > 0 query plus the sessions "
         "this service has seen; registry: only the sessions this service has seen"

@@ -1,5 +1,7 @@
 """The approval page: pending proposals across sessions, each as a diff against the
-current facts, with approve/reject and a comment. Server-rendered, no JavaScript.
+current facts, and held tool calls with their pretty-printed arguments, each with
+approve/reject and a comment. Arguments a person edits are shown as a diff against the
+model's before the edited call is approved. Server-rendered, no JavaScript.
 
 The token is entered once and kept in an HttpOnly, SameSite=Strict cookie, so a form on
 another site cannot post a decision; its identity is recorded as the approver.
@@ -7,6 +9,7 @@ another site cannot post a decision; its identity is recorded as the approver.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlencode
@@ -14,14 +17,19 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from pydantic import JsonValue
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from durable_loop.client.proposals import ProposalNotPending
+from durable_loop.client.tool_approvals import ToolCallNotPending
 from durable_loop.client.workspace import AUDIT_ROWS, document_rows
+from durable_loop.core.approvals import ToolCallDecided, ToolCallDecision
+from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import DecisionResult, Verdict
 from durable_loop.service.auth import COOKIE, page_identity
 from durable_loop.service.deps import ServiceDeps, deps_of
+from durable_loop.service.diff import json_diff
 from durable_loop.service.errors import ApiError, from_rpc, not_pending, refusal
 
 router = APIRouter(include_in_schema=False)
@@ -44,6 +52,7 @@ async def approvals(
     request: Request,
     session: str | None = None,
     proposal: str | None = None,
+    call: str | None = None,
     error: str | None = None,
     message: str | None = None,
 ) -> Response:
@@ -52,11 +61,13 @@ async def approvals(
         return templates.TemplateResponse(request, "login.html", {"failed": False})
     deps = deps_of(request)
     outcome = await _outcome(deps, session, proposal) if session and proposal else None
+    call_outcome = await _call_outcome(deps, session, call) if session and call else None
     listing = await deps.directory.pending(deps.workspace)
     context = {
         "identity": identity,
         "listing": listing,
         "outcome": outcome,
+        "call_outcome": call_outcome,
         "outcome_session": session,
         "error": {"code": error, "message": message or ""} if error else None,
     }
@@ -132,7 +143,7 @@ async def decide(
 def _api_error(err: Exception, session_id: str) -> ApiError:
     if isinstance(err, WorkflowUpdateFailedError):
         return refusal(err)
-    if isinstance(err, ProposalNotPending):
+    if isinstance(err, ProposalNotPending | ToolCallNotPending):
         return not_pending(err)
     assert isinstance(err, RPCError)
     return from_rpc(err, session_id)
@@ -144,3 +155,70 @@ async def _outcome(deps: ServiceDeps, session_id: str, proposal_id: str) -> Deci
     except RPCError:
         return None
     return next((d for d in listing.decided if d.proposal_id == proposal_id), None)
+
+
+@router.post("/ui/tool-call")
+async def decide_tool_call(
+    request: Request,
+    session_id: Annotated[str, Form()],
+    call_id: Annotated[str, Form()],
+    fingerprint: Annotated[str, Form()],
+    verdict: Annotated[Verdict, Form()],
+    arguments: Annotated[str, Form()] = "",
+    comment: Annotated[str, Form()] = "",
+    edit_seen: Annotated[str, Form()] = "",
+) -> Response:
+    """Approve or reject a held call; an edit of its arguments is shown as a diff first."""
+    identity = page_identity(request)
+    if identity is None:
+        return templates.TemplateResponse(request, "login.html", {"failed": False}, 401)
+    deps = deps_of(request)
+    deps.directory.remember(session_id)
+    note = comment.strip()[:2_000] or None
+    try:
+        pending = await deps.sessions.tool_calls.pending(session_id, call_id)
+        edited = _edited(arguments, pending.arguments) if verdict == "confirm" else None
+        if edited is not None and not edit_seen:
+            context = {
+                "identity": identity,
+                "session_id": session_id,
+                "call": pending,
+                "diff": json_diff(pending.arguments, edited),
+                "arguments": json.dumps(edited, ensure_ascii=False),
+                "comment": note or "",
+            }
+            return templates.TemplateResponse(request, "tool_call_edit.html", context)
+        decision = ToolCallDecision(
+            call_id=call_id,
+            verdict=verdict,
+            approver=identity,
+            fingerprint=fingerprint,
+            comment=note,
+            arguments=edited,
+            session_id=session_id,
+        )
+        await deps.sessions.decide_tool_call(session_id, decision)
+    except (WorkflowUpdateFailedError, ToolCallNotPending, RPCError) as err:
+        api = _api_error(err, session_id)
+        return _back(error=api.code, message=api.message)
+    except ValueError as err:
+        return _back(error=ErrorCode.INVALID_JSON, message=f"the arguments are not JSON: {err}")
+    return _back(session=session_id, call=call_id)
+
+
+def _edited(text: str, original: dict[str, JsonValue]) -> dict[str, JsonValue] | None:
+    """The arguments a person typed, or None when they are the model's (or left empty)."""
+    if not text.strip():
+        return None
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("they must be a JSON object")
+    return None if value == original else value
+
+
+async def _call_outcome(deps: ServiceDeps, session_id: str, call_id: str) -> ToolCallDecided | None:
+    try:
+        listing = await deps.sessions.tool_approvals(session_id)
+    except RPCError:
+        return None
+    return next((d for d in listing.decided if d.call_id == call_id), None)

@@ -212,10 +212,9 @@ def _failed(inp: SettleInput, code: ErrorCode, message: str) -> SettleOutput:
     return SettleOutput(proposal_id=inp.proposal_id, status="failed", error=error)
 
 
-def _commit(
-    store: WorkspaceStore, conn: Connection, record: ProposalRecord, source: ChangeSource
-) -> SettleOutput:
-    read = store.load(conn, record.workspace_id)
+def _clashes(conn: Connection, record: ProposalRecord) -> list[str]:
+    """Facts paths changed since the proposal was made that overlap the paths it touches:
+    a confirmation could only end in a conflict."""
     changed = conn.execute(
         select(AUDIT.c.path, AUDIT.c.value_json).where(
             AUDIT.c.workspace_id == record.workspace_id,
@@ -229,7 +228,24 @@ def _commit(
         value = json.loads(value_json) if value_json else None
         if isinstance(value, dict) and isinstance(value.get("from"), str) and len(value) == 1:
             later.add(value["from"])
-    clashes = sorted(p for p in later if any(_overlapping(p, q) for q in record.paths))
+    return sorted(p for p in later if any(_overlapping(p, q) for q in record.paths))
+
+
+async def proposal_conflicts(store: WorkspaceStore, proposal_id: str) -> list[str]:
+    """The clashing paths of a pending proposal (empty: it can still commit)."""
+
+    def work(conn: Connection) -> list[str]:
+        row = _row(conn, proposal_id)
+        return _clashes(conn, _record(row)) if row else []
+
+    return await store.db.read(work, inline=True)
+
+
+def _commit(
+    store: WorkspaceStore, conn: Connection, record: ProposalRecord, source: ChangeSource
+) -> SettleOutput:
+    read = store.load(conn, record.workspace_id)
+    clashes = _clashes(conn, record)
     outcome: SettleOutput
     if clashes:
         error = CodedError(

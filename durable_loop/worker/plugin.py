@@ -21,6 +21,7 @@ from temporalio.worker import ReplayerConfig, WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from durable_loop.activities.appends import TranscriptActivities
+from durable_loop.activities.approvals import ApprovalActivities
 from durable_loop.activities.gateway import LlmGateway
 from durable_loop.activities.llm import LlmActivities
 from durable_loop.activities.long_running import LongToolActivities
@@ -56,7 +57,9 @@ def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
     tools = ToolActivities(deps.store, deps.registry)
     router = RouterActivities(deps.store, gateway, deps.registry)
     transcript = TranscriptActivities(deps.store)
-    workspace = WorkspaceActivities(deps.workspace or WorkspaceStore(deps.store.db))
+    workspace_store = deps.workspace or WorkspaceStore(deps.store.db)
+    workspace = WorkspaceActivities(workspace_store)
+    approvals = ApprovalActivities(deps.store)
     return [
         llm.llm_turn,
         summaries.summarize_context,
@@ -69,6 +72,8 @@ def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
         workspace.facts_commit,
         workspace.proposal_close,
         SessionAuditActivities(workspace.store).audit_session_change,
+        approvals.read_tool_calls,
+        workspace.record_decision,
     ]
 
 

@@ -17,19 +17,26 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.core.activity_refs import FACTS_COMMIT_REF, PROPOSAL_CLOSE_REF
+    from durable_loop.core.activity_refs import (
+        FACTS_COMMIT_REF,
+        PROPOSAL_CLOSE_REF,
+        RECORD_DECISION_REF,
+    )
     from durable_loop.core.config import WorkspaceSettings
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.proposals import (
         QUERY_PROPOSALS,
         SIGNAL_DECIDE,
         UPDATE_DECIDE,
+        VERDICTS,
+        DecisionAudit,
         DecisionResult,
         PendingProposal,
         ProposalBookState,
         ProposalDecision,
         ProposalList,
         ProposalNotice,
+        RefusedDecision,
         SettleInput,
         SettleOutput,
         SettleVerdict,
@@ -39,7 +46,13 @@ from durable_loop.workflows.activity_calls import run_activity
 from durable_loop.workflows.refusals import refuse
 
 DECIDED_KEPT = 64
+REFUSED_KEPT = 32
 EXPIRY_ACTOR = "system:expiry"
+PATCH_REFUSALS_AUDITED = "proposal-refusals-audited"
+"""Patch id: a refused proposal Signal writes an audit row (before: a worker log line)."""
+AUDIT_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=60)
+)
 SETTLE_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=60),
@@ -70,6 +83,38 @@ def outcome_note(proposal: PendingProposal, result: DecisionResult) -> str:
     return text
 
 
+def check_decider(verdict: str, approver: str, comment: str | None) -> None:
+    """The checks every decision passes, whatever it decides on (raises :func:`refuse`)."""
+    if verdict not in VERDICTS:
+        raise refuse(
+            ErrorCode.INVALID_DECISION,
+            f"verdict must be one of {', '.join(VERDICTS)}; the decision says {verdict!r}",
+        )
+    if not approver.strip():
+        raise refuse(ErrorCode.INVALID_DECISION, "the approver's identity is required")
+    if "\x00" in approver + (comment or ""):
+        raise refuse(ErrorCode.INVALID_DECISION, "the approver or comment contains a NUL character")
+
+
+def refused_decision(decided_on: str, approver: str, err: ApplicationError) -> RefusedDecision:
+    return RefusedDecision(
+        id=decided_on,
+        approver=approver.replace("\x00", "").strip() or "(none)",
+        error=CodedError(code=err.type or ErrorCode.INVALID_DECISION, message=err.message),
+        refused_at=workflow.now(),
+    )
+
+
+async def record_decision(audit: DecisionAudit) -> None:
+    await run_activity(
+        RECORD_DECISION_REF,
+        audit,
+        start_to_close_timeout=timedelta(seconds=30),
+        retry_policy=AUDIT_RETRY,
+        summary=f"audit {audit.target} {audit.op}",
+    )
+
+
 class ProposalBook:
     def __init__(self, session_id: str, settings: WorkspaceSettings, state: ProposalBookState):
         self.session_id = session_id
@@ -79,6 +124,7 @@ class ProposalBook:
         }
         self.decided = {d.proposal_id: d for d in state.decided}
         self.notes = list(state.notes)
+        self.refused = list(state.refused)
         self._timers: dict[str, asyncio.Task[None]] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -93,11 +139,14 @@ class ProposalBook:
             pending=list(self.pending.values()),
             decided=list(self.decided.values()),
             notes=list(self.notes),
+            refused=list(self.refused),
         )
 
     def listing(self) -> ProposalList:
         return ProposalList(
-            pending=list(self.pending.values()), decided=list(self.decided.values())
+            pending=list(self.pending.values()),
+            decided=list(self.decided.values()),
+            refused=list(self.refused),
         )
 
     def add(self, notice: ProposalNotice, *, turn: int, call_id: str) -> None:
@@ -130,6 +179,8 @@ class ProposalBook:
     def check(self, decision: ProposalDecision) -> None:
         """Raise a coded refusal (:func:`refuse`) for a decision that must not be applied."""
         proposal_id = decision.proposal_id
+        if decision.verdict not in VERDICTS:
+            check_decider(decision.verdict, decision.approver, decision.comment)
         proposal = self.pending.get(proposal_id)
         if proposal is None:
             done = self.decided.get(proposal_id)
@@ -142,12 +193,7 @@ class ProposalBook:
             raise refuse(
                 ErrorCode.EXPIRED, f"proposal {proposal_id} expired at {proposal.expires_at}"
             )
-        if not decision.approver.strip():
-            raise refuse(ErrorCode.INVALID_DECISION, "the approver's identity is required")
-        if "\x00" in decision.approver + (decision.comment or ""):
-            raise refuse(
-                ErrorCode.INVALID_DECISION, "the approver or comment contains a NUL character"
-            )
+        check_decider(decision.verdict, decision.approver, decision.comment)
         bound = decision.verdict == "confirm" or decision.fingerprint is not None
         if bound and decision.fingerprint != proposal.fingerprint:
             raise refuse(
@@ -168,9 +214,35 @@ class ProposalBook:
                     type=ErrorCode.UNKNOWN_PROPOSAL,
                 )
             return done
-        return await self._settle(
-            proposal, decision.verdict, decision.approver.strip(), decision.comment
+        verdict: SettleVerdict = "confirm" if decision.verdict == "confirm" else "reject"
+        return await self._settle(proposal, verdict, decision.approver.strip(), decision.comment)
+
+    async def record_refusal(self, decision: ProposalDecision, err: ApplicationError) -> None:
+        """A refused Signal: visible in the Query and (patched) the audit log."""
+        refused = refused_decision(decision.proposal_id, decision.approver, err)
+        self.refused.append(refused)
+        del self.refused[:-REFUSED_KEPT]
+        if not workflow.patched(PATCH_REFUSALS_AUDITED):
+            workflow.logger.warning("decision on %s ignored: %s", decision.proposal_id, err)
+            return
+        pending = self.pending.get(decision.proposal_id)
+        await record_decision(
+            DecisionAudit(
+                workspace_id=pending.workspace_id if pending else self.workspace_id(),
+                session_id=self.session_id,
+                target="proposal",
+                op="refused",
+                actor=refused.approver,
+                turn=pending.turn if pending else None,
+                proposal_id=decision.proposal_id,
+                comment=(decision.comment or "").replace("\x00", "") or None,
+                value={"code": refused.error.code, "message": refused.error.message},
+                key=f"proposal-refused:{workflow.uuid4()}",
+            )
         )
+
+    def workspace_id(self) -> str:
+        return self.settings.workspace_id or self.session_id
 
     def _arm(self, proposal_id: str) -> None:
         self._timers[proposal_id] = asyncio.create_task(self._expire(proposal_id))
@@ -242,7 +314,7 @@ class ProposalHandlers:
         try:
             self._proposals.check(decision)
         except ApplicationError as err:
-            workflow.logger.warning("decision on %s ignored: %s", decision.proposal_id, err)
+            await self._proposals.record_refusal(decision, err)
             return
         await self._proposals.decide(decision)
 

@@ -72,6 +72,8 @@ StepKind = Literal["route", "execute"]
 
 
 class RouterPipeline(MessageLoop):
+    can_park = False  # one call per message, no turn to resume: gated tools are refused
+
     async def run(self, text: str) -> RunResult:
         router = self.config.router
         self.trace = PipelineTrace()

@@ -17,12 +17,14 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
     from durable_loop.core.activity_refs import LIST_TOOLS
+    from durable_loop.core.approvals import UPDATE_MESSAGE_RESULT, MessageResultRequest
     from durable_loop.core.budget import budget_of
     from durable_loop.core.config import LoopStrategy
     from durable_loop.core.contracts import (
         CarriedState,
         CloseRequest,
         ListToolsInput,
+        ParkedMessage,
         RunResult,
         SessionEnd,
         SessionInput,
@@ -39,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.activity_calls import run_local_activity
+from durable_loop.workflows.approvals import ApprovalBook, ApprovalHandlers
 from durable_loop.workflows.budget import BudgetHandlers
 from durable_loop.workflows.message_bodies import MessageBodies
 from durable_loop.workflows.model_routing import switch_result, switched_settings, validate_switch
@@ -52,7 +55,7 @@ RECENT_RESULTS_KEPT = 32
 
 
 @workflow.defn(name=names.SESSION_WORKFLOW)
-class SessionWorkflow(ProposalHandlers, BudgetHandlers):
+class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
     @workflow.init
     def __init__(self, inp: SessionInput) -> None:
         carried = inp.carried or CarriedState(
@@ -75,16 +78,31 @@ class SessionWorkflow(ProposalHandlers, BudgetHandlers):
         self._in_progress: str | None = None
         self._closing: str | None = None
         self._proposals = ProposalBook(inp.session_id, inp.settings.workspace, carried.proposals)
+        self._approvals = ApprovalBook(inp.session_id, inp.settings, carried.approvals)
+        self._parked: ParkedMessage | None = carried.parked
         self._visibility = SessionVisibility(inp.settings.search_attributes, self._visible_state)
 
     @workflow.run
     async def run(self, inp: SessionInput) -> SessionEnd:
         self._proposals.start()
+        self._approvals.start()
         self._visibility_task = asyncio.create_task(self._visibility.keep_current())
         catalog = await self._load_catalog()
+        self._approvals.specs = catalog.by_name()
         while True:
-            await workflow.wait_condition(lambda: bool(self._queue) or self._closing is not None)
-            if not self._queue:
+            await workflow.wait_condition(
+                lambda: self._resumable() or self._takes_message() or self._closing is not None
+            )
+            if self._closing is not None and self._parked is not None and not self._resumable():
+                await self._approvals.close_held(self._parked.held)
+            if self._resumable():
+                assert self._parked is not None
+                parked, self._parked = self._parked, None
+                self._in_progress = parked.message_id
+                loop = self._loop(catalog, parked.message_id)
+                await self._after(loop, await loop.resume(parked), inp)
+                continue
+            if not self._takes_message():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 self._visibility.finish()
                 return SessionEnd(
@@ -96,33 +114,56 @@ class SessionWorkflow(ProposalHandlers, BudgetHandlers):
             message = self._queue.pop(0)
             message_id = message.message_id or str(workflow.uuid4())
             self._in_progress = message_id
-            strategy = self._settings.runtime.loop_strategy
-            loop_class = RouterPipeline if strategy is LoopStrategy.ROUTER else MessageLoop
-            loop = loop_class(
-                session_id=self._session_id,
-                settings=self._settings,
-                catalog=catalog,
-                cursor=self._cursor,
-                message_id=message_id,
-                proposals=self._proposals,
-            )
-            result = await loop.run(message.text)
-            self._in_progress = None
+            loop = self._loop(catalog, message_id)
+            await self._after(loop, await loop.run(message.text), inp)
+
+    def _loop(self, catalog: ToolCatalog, message_id: str) -> MessageLoop:
+        strategy = self._settings.runtime.loop_strategy
+        loop_class = RouterPipeline if strategy is LoopStrategy.ROUTER else MessageLoop
+        return loop_class(
+            session_id=self._session_id,
+            settings=self._settings,
+            catalog=catalog,
+            cursor=self._cursor,
+            message_id=message_id,
+            proposals=self._proposals,
+            approvals=self._approvals,
+        )
+
+    def _takes_message(self) -> bool:
+        return bool(self._queue) and self._parked is None
+
+    def _resumable(self) -> bool:
+        parked = self._parked
+        return parked is not None and self._approvals.all_decided(parked.held)
+
+    async def _after(self, loop: MessageLoop, result: RunResult, inp: SessionInput) -> None:
+        """Keep a message's result (final, or awaiting approval) and continue as new if due."""
+        self._in_progress = None
+        self._parked = loop.held.parked
+        if self._parked is None:
             self._messages_done += 1
-            self._keep_result(result)
-            if self._should_continue_as_new():
-                # Updates for queued messages wait on this loop, so waiting for every
-                # handler to finish while messages are queued would deadlock: drain the
-                # queue first and continue as new once it is empty and handlers are done.
-                await workflow.wait_condition(
-                    lambda: (
-                        workflow.all_handlers_finished()
-                        or bool(self._queue)
-                        or self._closing is not None
-                    )
+        self._keep_result(result)
+        if self._should_continue_as_new():
+            # Updates for queued messages wait on this loop, so waiting for every
+            # handler to finish while messages are queued would deadlock: drain the
+            # queue first and continue as new once it is empty and handlers are done.
+            # A parked message resumes once decided, also before continuing as new.
+            await workflow.wait_condition(
+                lambda: (
+                    workflow.all_handlers_finished()
+                    or self._takes_message()
+                    or self._resumable()
+                    or self._closing is not None
                 )
-                if not self._queue and self._closing is None and workflow.all_handlers_finished():
-                    workflow.continue_as_new(self._carry(inp))
+            )
+            if (
+                not self._queue
+                and self._closing is None
+                and not self._resumable()
+                and workflow.all_handlers_finished()
+            ):
+                workflow.continue_as_new(self._carry(inp))
 
     async def _load_catalog(self) -> ToolCatalog:
         out = await run_local_activity(
@@ -158,6 +199,8 @@ class SessionWorkflow(ProposalHandlers, BudgetHandlers):
             dedup=self._cursor.dedup,
             message_digests=self._bodies.of([*(r.message_id for r in recent), *self._queued_ids()]),
             breaker=self._cursor.breaker,
+            approvals=self._approvals.state(),
+            parked=self._parked,
         )
         return SessionInput(session_id=inp.session_id, settings=self._settings, carried=carried)
 
@@ -171,9 +214,26 @@ class SessionWorkflow(ProposalHandlers, BudgetHandlers):
         if message_id not in self._results and not self._is_pending(message_id):
             self._queue.append(UserMessage(text=message.text, message_id=message_id))
             self._bodies.remember(message_id, message.text)
-        await workflow.wait_condition(lambda: message_id in self._results)
+        await workflow.wait_condition(
+            lambda: self._has_result(message_id, message.wait_for_approval)
+        )
         result = self._results[message_id]
         return result.model_copy(update={"settings_not_applied": ignored}) if ignored else result
+
+    def _has_result(self, message_id: str, final_only: bool) -> bool:
+        result = self._results.get(message_id)
+        return result is not None and not (final_only and result.status == "awaiting_approval")
+
+    @workflow.update(name=UPDATE_MESSAGE_RESULT)
+    async def message_result(self, request: MessageResultRequest) -> RunResult:
+        """The final result of a message sent earlier (after its held calls were decided)."""
+        await workflow.wait_condition(lambda: self._has_result(request.message_id, True))
+        return self._results[request.message_id]
+
+    @message_result.validator
+    def _validate_message_result(self, request: MessageResultRequest) -> None:
+        if request.message_id not in self._results and not self._is_pending(request.message_id):
+            raise refuse(ErrorCode.UNKNOWN_MESSAGE, f"no message {request.message_id!r}")
 
     @send_message.validator
     def _validate_send(self, message: UserMessage) -> None:
@@ -221,14 +281,18 @@ class SessionWorkflow(ProposalHandlers, BudgetHandlers):
             m.message_id == message_id for m in self._queue
         )
 
-    def _state(self) -> Literal["idle", "running", "closing"]:
-        return "running" if self._in_progress else ("closing" if self._closing else "idle")
+    def _state(self) -> Literal["idle", "running", "awaiting_approval", "closing"]:
+        if self._in_progress:
+            return "running"
+        if self._parked is not None:
+            return "awaiting_approval"
+        return "closing" if self._closing else "idle"
 
     def _visible_state(self) -> VisibleState:
         return VisibleState(
             status=self._state(),
             model=self._settings.llm.model,
-            pending_proposals=len(self._proposals.pending),
+            pending_proposals=len(self._proposals.pending) + len(self._approvals.pending),
             turns=self._cursor.turn_index,
             total_tokens=self._cursor.usage.total_tokens,
         )

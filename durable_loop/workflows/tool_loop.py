@@ -15,12 +15,14 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core.activity_refs import LLM_TURN, WRITE_MESSAGES
+    from durable_loop.core.approvals import ToolCallDecided
     from durable_loop.core.circuit import BreakerState, CircuitBreaker
     from durable_loop.core.config import SessionSettings, ToolUseMode
     from durable_loop.core.contracts import (
         AppendItem,
         LlmTurnInput,
         LlmTurnOutput,
+        ParkedMessage,
         RunResult,
         TailEntry,
         ToolOutcome,
@@ -39,6 +41,8 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.tools import ToolCatalog, visible_tool_names
 
 from durable_loop.workflows.activity_calls import run_activity, run_local_activity
+from durable_loop.workflows.approval_turns import HeldCalls
+from durable_loop.workflows.approvals import ApprovalBook
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
@@ -95,6 +99,9 @@ class SessionCursor:
 
 
 class MessageLoop:
+    can_park = True
+    """Whether a message can wait for tool calls a person must approve (see HeldCalls)."""
+
     def __init__(
         self,
         *,
@@ -104,9 +111,11 @@ class MessageLoop:
         cursor: SessionCursor,
         message_id: str,
         proposals: ProposalBook | None = None,
+        approvals: ApprovalBook | None = None,
     ) -> None:
         self.session_id = session_id
         self.proposals = proposals
+        self.held = HeldCalls(self, approvals)
         self.settings = settings
         self.config = settings.runtime
         self.catalog = catalog
@@ -145,6 +154,18 @@ class MessageLoop:
         # not a command: histories recorded before replay (tests/versioning).
         await self._append_outcome_notes()
         self._append(Message.user(text))
+        return await self._drive()
+
+    async def resume(self, parked: ParkedMessage) -> RunResult:
+        """Continue a message parked on held tool calls, now that all are decided."""
+        try:
+            await self.held.resume(parked)
+        except BaseException:
+            await self._flush()
+            raise
+        return await self._drive()
+
+    async def _drive(self) -> RunResult:
         try:
             while True:
                 if self.result.turns >= self.config.max_turns:
@@ -156,6 +177,8 @@ class MessageLoop:
                     return self.result
                 if out.tool_calls:
                     await self._run_tools(out)
+                    if self.held.parked is not None:
+                        return self.held.interim()
                     continue
                 if self._needs_finalization(out):
                     self.finalization_used = True
@@ -170,6 +193,9 @@ class MessageLoop:
                 return await self._finish(out)
         finally:
             await self._flush()
+
+    def turn(self) -> int:
+        return self.cursor.turn_index
 
     def _needs_error_retry(self) -> bool:
         return (
@@ -318,17 +344,33 @@ class MessageLoop:
         self.deduplicated |= deduplicated
         self.result.ignored_tool_calls += plan.ignored
         to_run = [d for d in plan.decisions if d.action == "execute"]
-        if self.config.runs_tools_concurrently():
-            results = await asyncio.gather(*(self._execute(out, d) for d in to_run))
-        else:
-            results = [await self._execute(out, d) for d in to_run]
-        by_seq = {r.result_seq: r for r in results}
+        held = await self.held.hold(to_run, out.assistant_seq)
+        to_run = [d for d in to_run if d.action == "execute" and d.result_seq not in held]
+        by_seq = await self._execute_all(out.assistant_seq, to_run)
         for decision in plan.decisions:
-            self._record(decision, by_seq.get(decision.result_seq))
+            if decision.result_seq not in held:
+                self._record(decision, by_seq.get(decision.result_seq))
         if plan.repeated:
             self.tools_off = True
 
-    async def _execute(self, out: LlmTurnOutput, decision: CallDecision) -> ToolRunOutput:
+    async def _execute_all(
+        self,
+        assistant_seq: int,
+        to_run: list[CallDecision],
+        approved: dict[int, ToolCallDecided] | None = None,
+    ) -> dict[int, ToolRunOutput]:
+        """Run the calls (concurrently unless configured otherwise); result seq -> output."""
+        approved = approved or {}
+        runs = (self._execute(assistant_seq, d, approved.get(d.result_seq)) for d in to_run)
+        if self.config.runs_tools_concurrently():
+            results = await asyncio.gather(*runs)
+        else:
+            results = [await run for run in runs]
+        return {r.result_seq: r for r in results}
+
+    async def _execute(
+        self, assistant_seq: int, decision: CallDecision, approved: ToolCallDecided | None = None
+    ) -> ToolRunOutput:
         call = decision.call
         spec = self.specs[call.name]
         timeout_s = spec.timeout_s or self.config.tool_timeout_s
@@ -337,7 +379,7 @@ class MessageLoop:
             session_id=self.session_id,
             workflow_id=workflow.info().workflow_id,
             turn=self.cursor.turn_index,
-            assistant_seq=out.assistant_seq,
+            assistant_seq=assistant_seq,
             call_index=call.index,
             call_id=call.id,
             name=call.name,
@@ -348,6 +390,8 @@ class MessageLoop:
             inline_bytes=self.config.inline_bytes,
             workspace_id=self.settings.workspace.workspace_id or self.session_id,
             ignore_implicit_args=self.config.ignore_implicit_arguments,
+            arguments=approved.arguments if approved else None,
+            edited_fields=approved.edited_fields if approved else [],
         )
         try:
             return await run_tool_activity(

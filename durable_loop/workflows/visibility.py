@@ -34,7 +34,9 @@ SEARCH_ATTRIBUTES: dict[str, str] = {
 MEMO_TITLE = "title"
 MEMO_SESSION = "session_id"
 PENDING_QUERY = f"{PENDING_PROPOSALS.name} > 0"
-"""The visibility query of sessions with proposals that wait for a person."""
+"""The visibility query of sessions with proposals or tool calls that wait for a person
+(``DurableLoopPendingProposals`` counts both; ``DurableLoopStatus`` is
+``awaiting_approval`` while a message's tool calls wait)."""
 
 
 class VisibleState(NamedTuple):

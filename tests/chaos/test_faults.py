@@ -78,3 +78,19 @@ def test_report_counts_add_up_and_flag_duplicates():
 def test_unknown_scenario_is_a_coded_error():
     with pytest.raises(ValueError, match="UNKNOWN_SCENARIO"):
         select(["no_such_scenario"])
+
+
+async def test_an_approved_call_runs_once_when_the_worker_dies_before_it_runs(chaos_rig):
+    result = await run(chaos_rig, "approved_call_worker_killed_before_run")
+    assert result.side_effects == 1
+
+
+async def test_an_approved_call_runs_once_when_the_worker_dies_after_it_ran(chaos_rig):
+    result = await run(chaos_rig, "approved_call_worker_killed_after_tool")
+    assert result.details["transfer_attempts"][:2] == [1, 2]
+    assert result.side_effects == 1
+
+
+async def test_a_held_call_survives_a_server_restart_and_runs_once_approved(chaos_rig):
+    result = await run(chaos_rig, "approval_survives_server_restart")
+    assert result.side_effects == 1

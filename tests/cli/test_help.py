@@ -14,17 +14,34 @@ assert isinstance(COMMANDS, TyperGroup)
 
 
 def help_text(command: str) -> str:
-    result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "80"}, terminal_width=80)
+    result = CliRunner().invoke(
+        app, [*command.split(), "--help"], env={"COLUMNS": "80"}, terminal_width=80
+    )
     assert result.exit_code == 0, result.output
     return result.output
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS.commands))
+def leaf_commands(group: TyperGroup, prefix: str = "") -> dict:
+    """Every runnable command by its full name (``tool-calls list``), groups expanded."""
+    found: dict = {}
+    for name, command in group.commands.items():
+        full = f"{prefix}{name}"
+        if isinstance(command, TyperGroup):
+            found.update(leaf_commands(command, f"{full} "))
+        else:
+            found[full] = command
+    return found
+
+
+LEAVES = leaf_commands(COMMANDS)
+
+
+@pytest.mark.parametrize("name", sorted(LEAVES))
 def test_option_names_are_whole_at_80_columns(name: str):
     text = help_text(name)
     names = [
         opt
-        for param in COMMANDS.commands[name].params
+        for param in LEAVES[name].params
         for opt in (*param.opts, *param.secondary_opts)
         if opt.startswith("--")
     ]

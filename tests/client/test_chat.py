@@ -15,6 +15,7 @@ from durable_loop.testing import reply
 from durable_loop.tools.workspace import workspace_tools
 from tests.client.kit import FACTS, RENAME, workspace_store
 from tests.conftest import settings_for, unique
+from tests.workflows.approval_kit import Payments, approval_settings
 
 CLI = str(Path(sys.executable).with_name("durable-loop"))
 
@@ -44,6 +45,23 @@ def address_of(env) -> str:
     return env.client.service_client.config.target_host
 
 
+def chat_args(sid: str, settings_file: Path, env, w) -> list[str]:
+    """Chat as carol with session ``sid`` on the test worker's queue, polling fast."""
+    return [
+        sid,
+        "--settings",
+        str(settings_file),
+        "--as",
+        "carol",
+        "--address",
+        address_of(env),
+        "--task-queue",
+        w.task_queue,
+        "--poll",
+        "0.1",
+    ]
+
+
 async def test_chat_shows_tool_calls_and_approves_inline(
     loop_worker, scripted_llm, temporal_env, ws, tmp_path
 ):
@@ -64,19 +82,7 @@ async def test_chat_shows_tool_calls_and_approves_inline(
     async with loop_worker(workspace_tools(ws)) as w:
         w.sessions.started_workflow_ids.add(f"session-{sid}")  # replayed on teardown
         code, out, err = await run_chat(
-            [
-                sid,
-                "--settings",
-                str(settings_file),
-                "--as",
-                "carol",
-                "--address",
-                address_of(temporal_env),
-                "--task-queue",
-                w.task_queue,
-                "--poll",
-                "0.1",
-            ],
+            chat_args(sid, settings_file, temporal_env, w),
             "please rename the title\na\nship it\n/status\n/quit\n",
         )
     assert code == 0, err
@@ -100,3 +106,29 @@ async def test_chat_needs_a_session_or_a_model():
     code, _, err = await run_chat([], "")
     assert code == 2
     assert err.strip().startswith("error: NO_SESSION:")
+
+
+async def test_chat_edits_a_held_tool_call_inline(
+    loop_worker, scripted_llm, temporal_env, tmp_path
+):
+    payments = Payments()
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(
+        model, [reply.tool_call("pay", {"amount": 250, "to": "acme"}, "c1"), reply.text("Paid.")]
+    )
+    settings_file = tmp_path / "settings.json"
+    settings_file.write_text(approval_settings(scripted_llm, model, temporal_env).model_dump_json())
+    async with loop_worker(payments.registry()) as w:
+        w.sessions.started_workflow_ids.add(f"session-{sid}")  # replayed on teardown
+        code, out, err = await run_chat(
+            chat_args(sid, settings_file, temporal_env, w),
+            'pay acme\ne\n{"amount": 200, "to": "acme"}\nagreed\n/quit\n',
+        )
+    assert code == 0, err
+    lines = out.splitlines()
+    assert any(line.strip() == '"amount": 250,' for line in lines), out
+    assert any("c1 confirmed (edited: amount) by carol" in line for line in lines), out
+    assert lines.index("assistant> Paid.") > next(
+        i for i, line in enumerate(lines) if "run it? [a]pprove" in line
+    )
+    assert [(a, to) for a, to, _ in payments.made] == [(200, "acme")]

@@ -15,6 +15,7 @@ from tests.client.kit import (
     workspace_store,
 )
 from tests.conftest import settings_for, unique
+from tests.workflows.approval_kit import Payments, approval_settings
 from tests.workflows.proposal_kit import day, eventually
 
 
@@ -133,3 +134,36 @@ async def test_trace_reads_history_and_store(loop_worker, scripted_llm, store_ur
     assert trace.session_id == sid
     assert [t.model for t in trace.turns] == [model]
     assert trace.messages == 2
+
+
+async def test_a_held_tool_call_shows_in_the_search_attributes(
+    loop_worker, scripted_llm, temporal_env
+):
+    payments = Payments()
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(
+        model, [reply.tool_call("pay", {"amount": 1, "to": "a"}, "c1"), reply.text("Paid.")]
+    )
+    async with loop_worker(payments.registry()) as w:
+        await with_search_attributes(w)
+        await w.sessions.start(sid, approval_settings(scripted_llm, model, temporal_env))
+        first = await w.sessions.send(sid, "pay")
+
+        async def waiting():
+            attrs = (await w.sessions.handle(sid).describe()).typed_search_attributes
+            return attrs if attrs.get(visibility.PENDING_PROPOSALS) == 1 else None
+
+        attrs = await eventually(waiting)
+        status = await w.sessions.status(sid)
+        await w.sessions.confirm_tool_call(sid, "c1", "alice")
+        await w.sessions.message_result(sid, first.message_id)
+
+        async def settled():
+            current = (await w.sessions.handle(sid).describe()).typed_search_attributes
+            return current.get(visibility.STATUS) == "idle"
+
+        await eventually(settled)
+        final = (await w.sessions.handle(sid).describe()).typed_search_attributes
+    assert attrs.get(visibility.STATUS) == "awaiting_approval"
+    assert status.state == "awaiting_approval"
+    assert final.get(visibility.PENDING_PROPOSALS) == 0

@@ -22,6 +22,7 @@ from pathlib import Path
 from durable_loop.client.history import fetch_histories
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
+from durable_loop.core.approvals import ApprovalSettings
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import ScriptedLLM, reply
@@ -82,14 +83,44 @@ async def continue_as_new(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def tool_approvals(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """Two gated calls held in one turn: one confirmed with an edit (after a refused
+    Signal), one rejected; the message resumes and ends."""
+    sid, model = "recorded-approvals", "recorded-approvals-model"
+    llm.script(
+        model,
+        [
+            reply.tool_calls(("add", {"a": 1, "b": 2}, "c1"), ("add", {"a": 5, "b": 5}, "c2")),
+            reply.text("3 only"),
+        ],
+    )
+    settings = settings_for(llm, model).model_copy(
+        update={"approvals": ApprovalSettings(tools=["ad*"])}
+    )
+    await sessions.start(sid, settings)
+    first = await sessions.send(sid, "add both", message_id="m1")
+    c1, c2 = first.pending_approvals
+    forged = c1.decision("confirm", "mallory").model_copy(update={"fingerprint": "0" * 64})
+    await sessions.tool_calls.signal(sid, forged)
+    await sessions.decide_tool_call(
+        sid, c1.decision("confirm", "alice", arguments={"a": 1, "b": 3})
+    )
+    await sessions.decide_tool_call(sid, c2.decision("reject", "bob", comment="not now"))
+    await sessions.message_result(sid, "m1")
+    await sessions.close(sid)
+    return sid
+
+
 SCENARIOS: dict[str, Scenario] = {
     "happy_path": happy_path,
     "parallel_calls": parallel_calls,
     "continue_as_new": continue_as_new,
+    "tool_approvals": tool_approvals,
 }
 
 
-async def record(target: Path = HERE) -> list[Path]:
+async def record(target: Path = HERE, only: list[str] | None = None) -> list[Path]:
+    """Record every scenario (or those named in ``only``) into ``target``."""
     written: list[Path] = []
     env = await start_test_environment()
     try:
@@ -102,6 +133,8 @@ async def record(target: Path = HERE) -> list[Path]:
             try:
                 async with worker:
                     for name, scenario in SCENARIOS.items():
+                        if only is not None and name not in only:
+                            continue
                         sid = await scenario(sessions, llm)
                         workflow_id = names.session_workflow_id(sid)
                         await env.client.get_workflow_handle(workflow_id).result()

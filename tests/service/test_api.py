@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from durable_loop.core.config import RuntimeConfig
+from durable_loop.service.auth import COOKIE
 from durable_loop.store.stream import StreamStore
+from durable_loop.store.workspace import ChangeSource
 from durable_loop.testing import reply, reply_stream
 from durable_loop.tools.workspace import workspace_tools
 from tests.client.kit import FACTS, session_with_proposal
@@ -159,11 +161,10 @@ async def test_decisions_record_the_token_identity(
             json={"verdict": "confirm", "fingerprint": pending.fingerprint, "comment": "ok"},
             headers=BOB,
         )
-        again = await http.post(url, json={"verdict": "reject"}, headers=ALICE)
+        bound = {"verdict": "reject", "fingerprint": pending.fingerprint}
+        again = await http.post(url, json=bound, headers=ALICE)
         unknown = await http.post(
-            f"/v1/sessions/{sid}/proposals/p-unknown/decision",
-            json={"verdict": "reject"},
-            headers=ALICE,
+            f"/v1/sessions/{sid}/proposals/p-unknown/decision", json=bound, headers=ALICE
         )
     mine = [i for i in listing["items"] if i["session_id"] == sid]
     if temporal_env.supports_time_skipping:  # the time-skipping server has no visibility
@@ -196,9 +197,7 @@ async def test_a_decision_on_an_expired_proposal_is_gone(
         late = await http.post(
             url, json={"verdict": "confirm", "fingerprint": pending.fingerprint}, headers=ALICE
         )
-        unbound = await http.post(url, json={"verdict": "confirm"}, headers=ALICE)
     assert (late.status_code, code_of(late)) == (410, "EXPIRED")
-    assert (unbound.status_code, code_of(unbound)) == (410, "EXPIRED")
     assert (await ws.snapshot(sid)).facts == FACTS
 
 
@@ -320,7 +319,7 @@ async def test_the_workspace_endpoint_shows_committed_facts_and_audit(
         _, sid, pending = await session_with_proposal(w, ws, scripted_llm, temporal_env)
         decision = await http.post(
             f"/v1/sessions/{sid}/proposals/{pending.proposal_id}/decision",
-            json={"verdict": "confirm", "comment": "fine"},
+            json={"verdict": "confirm", "comment": "fine", "fingerprint": pending.fingerprint},
             headers=ALICE,
         )
         url = f"/v1/sessions/{sid}/workspace"
@@ -397,3 +396,36 @@ async def test_starting_a_running_session_with_other_settings_says_so(
     assert (first.json()["started"], first.json()["settings_not_applied"]) == (True, [])
     assert (again.json()["started"], again.json()["settings_not_applied"]) == (False, ["llm"])
     assert status.model == model
+
+
+async def test_a_decision_without_a_fingerprint_needs_a_trusted_service(
+    loop_worker, scripted_llm, temporal_env, service, ws
+):
+    async with loop_worker(workspace_tools(ws)) as w:
+        _, sid, pending = await session_with_proposal(w, ws, scripted_llm, temporal_env)
+        url = f"/v1/sessions/{sid}/proposals/{pending.proposal_id}/decision"
+        async with service(w) as http:
+            unbound = await http.post(url, json={"verdict": "confirm"}, headers=ALICE)
+            still = await w.sessions.pending_proposals(sid)
+        async with service(w, allow_unbound_decisions=True) as trusted:
+            confirmed = await trusted.post(url, json={"verdict": "confirm"}, headers=ALICE)
+    assert (unbound.status_code, code_of(unbound)) == (428, "FINGERPRINT_REQUIRED")
+    assert [p.proposal_id for p in still] == [pending.proposal_id]
+    assert confirmed.status_code == 200 and confirmed.json()["status"] == "committed"
+
+
+async def test_a_proposal_that_can_only_conflict_is_shown_as_conflicting(
+    loop_worker, scripted_llm, temporal_env, service, ws
+):
+    async with loop_worker(workspace_tools(ws)) as w, service(w) as http:
+        _, sid, pending = await session_with_proposal(w, ws, scripted_llm, temporal_env)
+        edit = [{"op": "replace", "path": "/title", "value": "Edited by hand"}]
+        await ws.apply(sid, "facts", edit, ChangeSource(actor="dana", actor_kind="human"))
+        listing = (await http.get("/v1/proposals", headers=ALICE)).json()
+        http.cookies.set(COOKIE, "alice-token-0001")
+        page = await http.get("/ui/approvals")
+    [item] = [i for i in listing["items"] if i["session_id"] == sid]
+    assert item["conflict"] == {"paths": ["/title"], "current": {"/title": "Edited by hand"}}
+    card = page.text.split(f'data-proposal-id="{pending.proposal_id}"')[1].split("</article>")[0]
+    assert 'data-testid="conflict"' in card and '"Edited by hand"</code>' in card
+    assert 'value="confirm"' not in card and 'value="reject"' in card

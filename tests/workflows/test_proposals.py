@@ -27,6 +27,7 @@ from tests.workflows.proposal_kit import (
     session_settings,
     user_texts,
 )
+from tests.workflows.test_session import wait_until
 
 RENAME = {"changes": [{"op": "replace", "path": "/title", "value": "New"}], "summary": "rename"}
 
@@ -195,7 +196,14 @@ async def test_double_confirm_is_a_no_op(loop_worker, scripted_llm, temporal_env
         with pytest.raises(WorkflowUpdateFailedError) as again:
             await approvals.decide(sid, decision)
         await asyncio.gather(approvals.signal(sid, decision), approvals.signal(sid, decision))
-        await w.sessions.status(sid)
+
+        async def refusals_audited() -> bool:
+            return len([a for a in await ws.audit(sid) if a.op == "refused"]) >= 2
+
+        # Each refused Signal is audited by an activity: wait for both, so none is left
+        # scheduled for a worker that is gone (it would also stall the test server's clock).
+        await wait_until(refusals_audited)
+        refused = (await approvals.proposals(sid)).refused
         histories = await w.histories(sid)
     assert first.status == "committed"
     assert "ALREADY_DECIDED" in str(again.value.cause)
@@ -203,6 +211,7 @@ async def test_double_confirm_is_a_no_op(loop_worker, scripted_llm, temporal_env
     snap = await ws.snapshot(sid)
     assert snap.facts == {"title": "New"} and snap.facts_version == 1
     assert len([a for a in await ws.audit(sid) if a.target == "facts"]) == 1
+    assert len(refused) == 2 and all(r.error.code == "ALREADY_DECIDED" for r in refused)
 
 
 async def test_block_until_decision_holds_the_loop(loop_worker, scripted_llm, temporal_env, ws):

@@ -19,10 +19,13 @@ from durable_loop.cli.commands.send import SETTINGS_PANEL
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from pydantic import JsonValue
+
     from durable_loop.client.sessions import SessionClient
+    from durable_loop.core.approvals import PendingToolCall
     from durable_loop.core.config import SessionSettings
     from durable_loop.core.contracts import RunResult, TailEntry
-    from durable_loop.core.proposals import PendingProposal
+    from durable_loop.core.proposals import PendingProposal, Verdict
 
 HELP = "type a message, or /proposals, /confirm ID [comment], /reject ID [comment], /status, /quit"
 
@@ -187,7 +190,69 @@ class ChatLoop:
             return
         await self._progress(sessions)
         self._reply(result)
+        if result.status == "awaiting_approval" and await self._offer_tool_calls(sessions, result):
+            await self._turn_result(sessions, result.message_id)
         await self._offer_decisions(sessions)
+
+    async def _turn_result(self, sessions: SessionClient, message_id: str) -> None:
+        import asyncio
+
+        task = asyncio.ensure_future(sessions.message_result(self.session_id, message_id))
+        while not task.done():
+            await asyncio.wait({task}, timeout=self.poll_s)
+            await self._progress(sessions)
+        self._reply(task.result())
+
+    # ------------------------------------------------------------------ tool calls
+
+    async def _offer_tool_calls(self, sessions: SessionClient, result: RunResult) -> bool:
+        """Ask about each held call; True when all were decided (the message resumes)."""
+        decided_all = True
+        for call in result.pending_approvals:
+            say(f"tool call {call.call_id}: {call.tool}")
+            for line in json.dumps(call.arguments, indent=2, ensure_ascii=False).splitlines():
+                say(f"  {line}")
+            prompt = "run it? [a]pprove / [e]dit / [r]eject / [s]kip: "
+            answer = (await read_line(prompt) or "s").strip().lower()[:1]
+            arguments: dict[str, JsonValue] | None = None
+            if answer == "e":
+                typed = await read_line("arguments (one line of JSON): ") or ""
+                try:
+                    arguments = json.loads(typed)
+                except ValueError as err:
+                    say(f"  not JSON ({err}); skipped")
+                    answer = "s"
+                if not isinstance(arguments, dict):
+                    say("  the arguments must be a JSON object; skipped")
+                    answer = "s"
+            if answer not in {"a", "e", "r"}:
+                say(f"  skipped; later: durable-loop tool-calls confirm {self.session_id} ...")
+                decided_all = False
+                continue
+            comment = (await read_line("comment (optional): ") or "").strip() or None
+            verdict: Verdict = "reject" if answer == "r" else "confirm"
+            decided_all &= await self._decide_call(sessions, call, verdict, comment, arguments)
+        return decided_all
+
+    async def _decide_call(
+        self,
+        sessions: SessionClient,
+        call: PendingToolCall,
+        verdict: Verdict,
+        comment: str | None,
+        arguments: dict[str, JsonValue] | None,
+    ) -> bool:
+        from temporalio.client import WorkflowUpdateFailedError
+
+        decision = call.decision(verdict, self.approver, comment=comment, arguments=arguments)
+        try:
+            decided = await sessions.decide_tool_call(self.session_id, decision)
+        except WorkflowUpdateFailedError as err:
+            say(f"  refused: {getattr(err.cause, 'message', err)}")
+            return False
+        edited = f" (edited: {', '.join(decided.edited_fields)})" if decided.edited_fields else ""
+        say(f"  {decided.call_id} {decided.status}{edited} by {decided.decided_by}")
+        return True
 
     async def _progress(self, sessions: SessionClient) -> None:
         tail = await sessions.tail(self.session_id, limit=50)

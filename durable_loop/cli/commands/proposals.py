@@ -157,7 +157,7 @@ async def _list(session_id: str, temporal: dict[str, object]) -> ProposalList:
     try:
         return await approvals.proposals(session_id)
     except Exception as err:
-        raise _known(err, session_id) from None
+        raise known_error(err, session_id) from None
 
 
 async def _send_decision(
@@ -188,13 +188,15 @@ async def _send_decision(
             )
         return await approvals.decide(session_id, decision)
     except Exception as err:
-        raise _known(err, session_id) from None
+        raise known_error(err, session_id) from None
 
 
-def _known(err: Exception, session_id: str) -> Exception:
+def known_error(err: Exception, session_id: str) -> Exception:
+    """Map refusals to CliError(code); anything else passes through unchanged."""
     from durable_loop.cli.errors import CliError
     from durable_loop.client.proposals import ProposalNotPending
+    from durable_loop.client.tool_approvals import ToolCallNotPending
 
-    if isinstance(err, ProposalNotPending):
+    if isinstance(err, ProposalNotPending | ToolCallNotPending):
         return CliError(err.code, err.message)
     return known_failure(err, session_id, ErrorCode.DECISION_REFUSED)

@@ -77,6 +77,8 @@ def summary_lines(result: RunResult) -> list[str]:
         verdict = "ok" if call.ok else ",".join(call.error_codes) or "failed"
         how = " (reused)" if call.reused else "" if call.executed else " (not run)"
         lines.append(f"  session turn {call.turn}: {call.name} [{call.call_id}] {verdict}{how}")
+    for held in result.pending_approvals:
+        lines.append(f"  waits for approval: {held.tool} [{held.call_id}] (see tool-calls list)")
     if result.error is not None:
         lines.append(f"  error {result.error.code}: {result.error.message}")
     if result.settings_not_applied:
@@ -192,7 +194,7 @@ def send(
             typer.echo(result.reply)
         for line in summary_lines(result):
             typer.echo(line, err=True)
-    if result.status != "completed":
+    if result.status == "failed":
         raise typer.Exit(1)
 
 

@@ -48,6 +48,13 @@ def serve(
     reply_timeout: Annotated[
         float, typer.Option("--reply-timeout", help="Seconds a POST waits for the reply.")
     ] = 300,
+    allow_unbound_decisions: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unbound-decisions",
+            help="Accept proposal decisions without a fingerprint (trusted callers only).",
+        ),
+    ] = False,
     address: Address = None,
     namespace: Namespace = None,
     api_key: ApiKey = None,
@@ -89,7 +96,11 @@ def serve(
         task_queue=task_queue,
         db_url=db_url,
     )
-    limits = ServiceLimits(max_message_chars=max_message_chars, reply_timeout_s=reply_timeout)
+    limits = ServiceLimits(
+        max_message_chars=max_message_chars,
+        reply_timeout_s=reply_timeout,
+        allow_unbound_decisions=allow_unbound_decisions,
+    )
     book = TokenBook(tokens)
     with client_tracing(HTTP_SERVICE_NAME):
         run_on_port(host, port, lambda sock: run_service(sock, settings, book, limits))

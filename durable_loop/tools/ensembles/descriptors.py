@@ -107,6 +107,7 @@ class ToolHeader(_Strict):
     timeout_s: float | None = Field(default=None, gt=0)
     retry: RetrySettings | None = None
     dedupe: bool | None = None
+    requires_approval: bool | None = None
     local: bool | None = None
     long_running: bool | None = None
     task_queue: str | None = None

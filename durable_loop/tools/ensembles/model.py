@@ -37,6 +37,7 @@ class EnsembleDefaults(BaseModel):
     task_queue: str | None = Field(default=None, min_length=1)
     heartbeat_timeout_s: float | None = Field(default=None, gt=0)
     dedupe: bool | None = None
+    requires_approval: bool | None = None
     local: bool | None = None
     long_running: bool | None = None
 

@@ -69,6 +69,7 @@ def ensemble_for(
             name=name,
             description=(tool.description or tool.title or tool.name)[:MAX_DESCRIPTION],
             parameters=tool.input_schema,
+            requires_approval=config.gates(tool.name),
         )
         ensemble.add(spec, mcp_invoker(pool, config.name, tool.name), explicit=())
         originals[name] = tool.name

@@ -203,3 +203,16 @@ def test_profiles_file(tmp_path):
     with pytest.raises(EnsembleLoadError) as err:
         load_profiles(profiles_path)
     assert problems_of(err) == [("profiles.toml", 3, "profiles.bad.colour")]
+
+
+def test_requires_approval_from_the_tool_or_the_ensemble_defaults(tmp_path):
+    files = valid_files()
+    files["tools/word_count.toml"] = WORD_COUNT.replace("local = true", "requires_approval = true")
+    registry = registry_from([load_ensemble(write(tmp_path, files))])
+    assert registry.get("word_count").spec.requires_approval
+    assert not registry.get("read_note").spec.requires_approval
+    files["notes.toml"] = NOTES_ENSEMBLE.replace(
+        "[defaults]", "[defaults]\nrequires_approval = true"
+    )
+    registry = registry_from([load_ensemble(write(tmp_path, files))])
+    assert registry.get("read_note").spec.requires_approval

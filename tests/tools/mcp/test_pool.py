@@ -127,3 +127,14 @@ async def test_reference_server_over_streamable_http(everything_http_url):
     async with McpPool([McpServerConfig(name="remote", url=everything_http_url)]) as pool:
         registry, _ = await mcp_registry(pool)
         assert await call(registry, "remote_echo", message="over http") == "Echo: over http"
+
+
+async def test_requires_approval_marks_the_listed_tools_of_a_server():
+    async with McpPool(
+        [toy(requires_approval=["refuse"]), toy(name="all", requires_approval=True)]
+    ) as pool:
+        registry, _ = await mcp_registry(pool)
+    specs = registry.catalog().by_name()
+    assert specs["toy_refuse"].requires_approval
+    assert not specs["toy_shout_text"].requires_approval
+    assert all(s.requires_approval for n, s in specs.items() if n.startswith("all_"))

@@ -1,0 +1,97 @@
+"""Deciding held tool calls from outside the workflow: list, confirm (optionally with
+edited arguments) or reject, by Query/Update/Signal; and a message's final result."""
+
+from __future__ import annotations
+
+from pydantic import JsonValue
+from temporalio.client import Client, WorkflowHandle
+
+from durable_loop.core import names
+from durable_loop.core.approvals import (
+    QUERY_TOOL_APPROVALS,
+    SIGNAL_TOOL_CALL_DECISION,
+    UPDATE_DECIDE_TOOL_CALL,
+    UPDATE_MESSAGE_RESULT,
+    MessageResultRequest,
+    PendingToolCall,
+    ToolApprovalList,
+    ToolCallDecided,
+    ToolCallDecision,
+)
+from durable_loop.core.contracts import RunResult
+from durable_loop.core.errors import DurableLoopError, ErrorCode
+from durable_loop.core.proposals import Verdict
+
+
+class ToolCallNotPending(DurableLoopError, LookupError):
+    """The tool call does not wait for approval (``UNKNOWN_TOOL_CALL`` or ``ALREADY_DECIDED``)."""
+
+
+class ToolApprovalClient:
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def handle(self, session_id: str) -> WorkflowHandle:
+        return self.client.get_workflow_handle(names.session_workflow_id(session_id))
+
+    async def listing(self, session_id: str) -> ToolApprovalList:
+        return await self.handle(session_id).query(
+            QUERY_TOOL_APPROVALS, result_type=ToolApprovalList
+        )
+
+    async def pending(self, session_id: str, call_id: str) -> PendingToolCall:
+        listing = await self.listing(session_id)
+        for call in listing.pending:
+            if call.call_id == call_id:
+                return call
+        decided = {d.call_id: d.status for d in listing.decided}
+        if call_id in decided:
+            raise ToolCallNotPending(
+                ErrorCode.ALREADY_DECIDED, f"tool call {call_id} is already {decided[call_id]}"
+            )
+        raise ToolCallNotPending(
+            ErrorCode.UNKNOWN_TOOL_CALL, f"no tool call {call_id!r} waits for approval"
+        )
+
+    async def decide(self, session_id: str, decision: ToolCallDecision) -> ToolCallDecided:
+        """Update: refused by the workflow's validator unless the decision is valid."""
+        return await self.handle(session_id).execute_update(
+            UPDATE_DECIDE_TOOL_CALL, decision, result_type=ToolCallDecided
+        )
+
+    async def signal(self, session_id: str, decision: ToolCallDecision) -> None:
+        """Signal: fire and forget; a refused decision shows in the listing's ``refused``."""
+        await self.handle(session_id).signal(SIGNAL_TOOL_CALL_DECISION, decision)
+
+    async def decision_for(
+        self,
+        session_id: str,
+        call_id: str,
+        verdict: Verdict,
+        approver: str,
+        *,
+        comment: str | None = None,
+        arguments: dict[str, JsonValue] | None = None,
+        fingerprint: str | None = None,
+    ) -> ToolCallDecision:
+        """A decision bound to ``fingerprint`` or, when not given, to the call pending now."""
+        if fingerprint is None:
+            pending = await self.pending(session_id, call_id)
+            return pending.decision(verdict, approver, comment=comment, arguments=arguments)
+        return ToolCallDecision(
+            call_id=call_id,
+            verdict=verdict,
+            approver=approver,
+            fingerprint=fingerprint,
+            comment=comment,
+            arguments=arguments,
+            session_id=session_id,
+        )
+
+    async def message_result(self, session_id: str, message_id: str) -> RunResult:
+        """Wait for the final result of a message (``UNKNOWN_MESSAGE`` if there is none)."""
+        return await self.handle(session_id).execute_update(
+            UPDATE_MESSAGE_RESULT,
+            MessageResultRequest(message_id=message_id),
+            result_type=RunResult,
+        )

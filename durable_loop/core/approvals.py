@@ -1,0 +1,229 @@
+"""Tool calls that wait for a person: which calls need approval, the pending call, the
+decision and its checks.
+
+A tool needs approval when its spec says ``requires_approval`` or its name matches one of
+the session's ``ApprovalSettings.tools`` globs; a JSON-Schema ``condition`` for the tool
+narrows that to the calls whose arguments match it. The workflow holds such a call as a
+:class:`PendingToolCall` until a person decides (:class:`ToolCallDecision`, the same
+``confirm``/``reject`` verdicts and fingerprint binding as fact proposals) or it expires.
+Pure models and functions: importable in the workflow sandbox.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from fnmatch import fnmatchcase
+from typing import Literal
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+
+from durable_loop.core.canonical_json import canonical_dumps, sha256_hex, utf8_len
+from durable_loop.core.errors import CodedError, ErrorCode
+from durable_loop.core.proposals import RefusedDecision, Verdict
+from durable_loop.core.tools import ToolSpec
+
+UPDATE_DECIDE_TOOL_CALL = "decide_tool_call"
+SIGNAL_TOOL_CALL_DECISION = "tool_call_decision"
+QUERY_TOOL_APPROVALS = "tool_approvals"
+UPDATE_MESSAGE_RESULT = "message_result"
+READ_TOOL_CALLS = "read_tool_calls"
+PATCH_TOOL_APPROVALS = "tool-approvals"
+"""Patch id of the commands only a held call issues (reading its arguments, the audit)."""
+
+DEFAULT_APPROVAL_TTL_S = 24 * 3600.0
+MAX_SCHEMA_ERRORS = 5
+
+ToolCallStatus = Literal["confirmed", "rejected", "expired"]
+
+
+class ApprovalSettings(BaseModel):
+    """Which tool calls of a session wait for a person, and for how long."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tools: list[str] = Field(
+        default_factory=list, description="Tool names (globs allowed) whose calls need approval"
+    )
+    conditions: dict[str, dict[str, JsonValue]] = Field(
+        default_factory=dict,
+        description="Tool name (or glob) -> JSON Schema over the arguments: approval is needed "
+        "only when the arguments match it",
+    )
+    ttl_s: float = Field(
+        default=DEFAULT_APPROVAL_TTL_S, gt=0, description="A pending call expires after this"
+    )
+
+    @field_validator("conditions")
+    @classmethod
+    def _valid_schemas(
+        cls, value: dict[str, dict[str, JsonValue]]
+    ) -> dict[str, dict[str, JsonValue]]:
+        for name, schema in value.items():
+            try:
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as err:
+                raise ValueError(
+                    f"condition for {name!r} is not a JSON Schema: {err.message}"
+                ) from err
+        return value
+
+
+def gated_by_name(spec: ToolSpec, settings: ApprovalSettings) -> bool:
+    """The tool may need approval (its condition, if any, decides per call)."""
+    return spec.requires_approval or any(fnmatchcase(spec.name, g) for g in settings.tools)
+
+
+def needs_approval(
+    spec: ToolSpec, settings: ApprovalSettings, arguments: dict[str, JsonValue]
+) -> bool:
+    if not gated_by_name(spec, settings):
+        return False
+    for pattern, condition in settings.conditions.items():
+        if fnmatchcase(spec.name, pattern):
+            return not schema_problems(condition, arguments)
+    return True
+
+
+def schema_problems(schema: dict[str, JsonValue], value: JsonValue) -> list[str]:
+    """Where ``value`` breaks ``schema``, as "path: message" lines (at most a few)."""
+    validator = Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    return [
+        f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
+        for e in errors[:MAX_SCHEMA_ERRORS]
+    ]
+
+
+def tool_call_fingerprint(tool: str, arguments: dict[str, JsonValue]) -> str:
+    """sha256 of the tool name and the canonical arguments: what a person approves."""
+    return sha256_hex(f"{tool}\n{canonical_dumps(arguments)}")
+
+
+def edited_fields(before: dict[str, JsonValue], after: dict[str, JsonValue]) -> list[str]:
+    """Top-level arguments a person added, removed or changed."""
+    keys = set(before) | set(after)
+    return sorted(k for k in keys if k not in before or k not in after or before[k] != after[k])
+
+
+def edit_problem(
+    spec: ToolSpec, arguments: dict[str, JsonValue], max_bytes: int
+) -> CodedError | None:
+    size = utf8_len(canonical_dumps(arguments))
+    if size > max_bytes:
+        return CodedError(
+            code=ErrorCode.ARGUMENTS_TOO_LARGE,
+            message=f"edited arguments are {size} bytes; the limit is {max_bytes}",
+        )
+    problems = schema_problems(spec.parameters, arguments)
+    if problems:
+        return CodedError(
+            code=ErrorCode.INVALID_ARGS,
+            message=f"edited arguments do not fit {spec.name}: {'; '.join(problems)}",
+        )
+    return None
+
+
+class PendingToolCall(BaseModel):
+    """A model's tool call held in the session workflow until a person decides."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, JsonValue] = Field(description="As stored with the assistant message")
+    fingerprint: str = Field(description="sha256 of the tool name and canonical arguments")
+    args_sha256: str = ""
+    session_id: str
+    message_id: str
+    turn: int
+    assistant_seq: int
+    call_index: int
+    result_seq: int
+    created_at: datetime
+    expires_at: datetime
+
+    def decision(
+        self,
+        verdict: Verdict,
+        approver: str,
+        *,
+        comment: str | None = None,
+        arguments: dict[str, JsonValue] | None = None,
+    ) -> ToolCallDecision:
+        """A decision on this call, bound to its fingerprint and session."""
+        return ToolCallDecision(
+            call_id=self.call_id,
+            verdict=verdict,
+            approver=approver,
+            fingerprint=self.fingerprint,
+            comment=comment,
+            arguments=arguments,
+            session_id=self.session_id,
+        )
+
+
+class ToolCallDecision(BaseModel):
+    """A person's decision on a held call, bound to the fingerprint they saw. ``confirm``
+    with ``arguments`` approves the call with those (edited) arguments."""
+
+    call_id: str
+    verdict: str = Field(description='"confirm" or "reject" (anything else: INVALID_DECISION)')
+    approver: str = Field(default="", description="Required (blank: INVALID_DECISION)")
+    fingerprint: str | None = None
+    comment: str | None = None
+    arguments: dict[str, JsonValue] | None = None
+    session_id: str | None = Field(
+        default=None, description="The session the caller means; another one's call is refused"
+    )
+
+
+class ToolCallDecided(BaseModel):
+    call_id: str
+    tool: str
+    message_id: str
+    status: ToolCallStatus
+    decided_by: str
+    fingerprint: str
+    comment: str | None = None
+    arguments: dict[str, JsonValue] | None = Field(
+        default=None, description="The edited arguments the call runs with"
+    )
+    edited_fields: list[str] = Field(default_factory=list)
+    decided_at: datetime
+
+
+class ToolApprovalList(BaseModel):
+    pending: list[PendingToolCall] = Field(default_factory=list)
+    decided: list[ToolCallDecided] = Field(default_factory=list)
+    refused: list[RefusedDecision] = Field(default_factory=list)
+
+
+class ApprovalBookState(BaseModel):
+    """Carried across continue-as-new: held calls, recent decisions and refusals."""
+
+    pending: list[PendingToolCall] = Field(default_factory=list)
+    decided: list[ToolCallDecided] = Field(default_factory=list)
+    refused: list[RefusedDecision] = Field(default_factory=list)
+
+
+class MessageResultRequest(BaseModel):
+    message_id: str
+
+
+# ---------------------------------------------------------------- activities
+
+
+class ReadToolCallsInput(BaseModel):
+    session_id: str
+    assistant_seq: int
+    call_indexes: list[int]
+
+
+class ToolCallArguments(BaseModel):
+    call_index: int
+    arguments: dict[str, JsonValue] | None = Field(default=None, description="None: unreadable")
+    fingerprint: str = ""
+
+
+class ReadToolCallsOutput(BaseModel):
+    calls: list[ToolCallArguments]

@@ -1,0 +1,426 @@
+"""Tool approvals: a gated call waits for a person, runs once when confirmed, and the
+model reads what was decided (result, rejection, expiry, edited arguments)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import pytest_asyncio
+from temporalio.client import WorkflowUpdateFailedError
+
+from durable_loop.core.approvals import ToolCallDecision
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.store import StoreConfig
+from durable_loop.store.workspace import open_workspace_store
+from durable_loop.testing import reply
+from durable_loop.testing.pytest_plugin import start_test_environment
+from tests.conftest import unique
+from tests.workflows.approval_kit import Payments, approval_settings, hour, payload_text
+from tests.workflows.proposal_kit import activity_names, eventually, tool_envelopes
+
+PAY = {"amount": 250, "to": "acme"}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def temporal_env():
+    """A server of this module's own, so simulated hours skip only these tests' timers."""
+    env = await start_test_environment()
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest_asyncio.fixture
+async def ws(store_url):
+    store = open_workspace_store(StoreConfig(url=store_url))
+    yield store
+    await store.close()
+
+
+def pay_then(answer: str) -> list:
+    """The model pays acme 250 (call c1), then answers."""
+    return [reply.tool_call("pay", PAY, "c1"), reply.text(answer)]
+
+
+async def held_payment(w, scripted_llm, env, steps, **settings):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, steps)
+    await w.sessions.start(sid, approval_settings(scripted_llm, model, env, **settings))
+    first = await w.sessions.send(sid, "pay acme 250", message_id=f"msg-{sid}")
+    assert first.status == "awaiting_approval", first
+    return model, sid, first
+
+
+def tool_audit(rows):
+    return [(a.op, a.path, a.actor, a.call_id, a.comment) for a in rows if a.target == "tool"]
+
+
+async def test_confirm_after_three_hours_runs_once_and_audits(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    payments = Payments()
+    async with loop_worker(payments.registry()) as w:
+        model, sid, first = await held_payment(w, scripted_llm, temporal_env, pay_then("Paid."))
+        [pending] = first.pending_approvals
+        assert (pending.call_id, pending.tool, pending.arguments) == ("c1", "pay", PAY)
+        assert pending.expires_at - pending.created_at == 24 * hour(temporal_env)
+        assert (await w.sessions.tool_approvals(sid)).pending == [pending]
+        await temporal_env.sleep(3 * hour(temporal_env))
+        assert payments.made == []
+        decided = await w.sessions.confirm_tool_call(sid, "c1", "alice", comment="ok")
+        final = await w.sessions.message_result(sid, first.message_id)
+        histories = await w.histories(sid)
+    assert (decided.status, decided.decided_by, decided.edited_fields) == ("confirmed", "alice", [])
+    assert (final.status, final.reply, final.pending_approvals) == ("completed", "Paid.", [])
+    assert [(t.name, t.ok, t.executed) for t in final.tool_calls] == [("pay", True, True)]
+    assert [(a, to) for a, to, _ in payments.made] == [(250, "acme")]
+    assert payments.made[0][2].endswith(":c1:2")
+    [envelope] = tool_envelopes(scripted_llm.requests(model)[1])
+    assert envelope["ok"] is True and envelope["data"] == "paid 250 to acme"
+    assert tool_audit(await ws.audit(sid)) == [("confirm", "pay", "alice", "c1", "ok")]
+    assert activity_names(histories).count("run_tool") == 1
+
+
+async def test_rejection_by_signal_reaches_the_model(loop_worker, scripted_llm, temporal_env, ws):
+    payments = Payments()
+    async with loop_worker(payments.registry()) as w:
+        model, sid, first = await held_payment(w, scripted_llm, temporal_env, pay_then("Not paid."))
+        decision = await w.sessions.tool_calls.decision_for(
+            sid, "c1", "reject", "bob", comment="wrong supplier"
+        )
+        await w.sessions.tool_calls.signal(sid, decision)
+        final = await w.sessions.message_result(sid, first.message_id)
+    assert final.status == "completed" and payments.made == []
+    assert [(t.name, t.executed, t.error_codes) for t in final.tool_calls] == [
+        ("pay", False, ["TOOL_CALL_REJECTED"])
+    ]
+    [envelope] = tool_envelopes(scripted_llm.requests(model)[1])
+    assert envelope["ok"] is False and envelope["errors"][0]["code"] == "TOOL_CALL_REJECTED"
+    assert '"wrong supplier"' in envelope["errors"][0]["message"]
+    assert tool_audit(await ws.audit(sid)) == [("reject", "pay", "bob", "c1", "wrong supplier")]
+
+
+async def test_unanswered_call_expires(loop_worker, scripted_llm, temporal_env, ws):
+    payments = Payments()
+    async with loop_worker(payments.registry()) as w:
+        model, sid, first = await held_payment(
+            w,
+            scripted_llm,
+            temporal_env,
+            pay_then("It expired."),
+            ttl_hours=2,
+        )
+        fingerprint = first.pending_approvals[0].fingerprint
+        await temporal_env.sleep(3 * hour(temporal_env))
+        final = await w.sessions.message_result(sid, first.message_id)
+        with pytest.raises(WorkflowUpdateFailedError) as late:
+            await w.sessions.confirm_tool_call(sid, "c1", "alice", fingerprint=fingerprint)
+        listing = await w.sessions.tool_approvals(sid)
+    assert "ALREADY_DECIDED" in str(late.value.cause)
+    assert final.reply == "It expired." and payments.made == []
+    [envelope] = tool_envelopes(scripted_llm.requests(model)[1])
+    assert envelope["errors"][0]["code"] == "TOOL_CALL_EXPIRED"
+    assert [(d.status, d.decided_by) for d in listing.decided] == [("expired", "system:expiry")]
+    assert tool_audit(await ws.audit(sid)) == [("expire", "pay", "system:expiry", "c1", None)]
+
+
+async def test_edited_arguments_run_and_invalid_edits_never_enter_history(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    payments = Payments()
+    runtime = RuntimeConfig(max_tool_args_bytes=200)
+    async with loop_worker(payments.registry()) as w:
+        model, sid, first = await held_payment(
+            w,
+            scripted_llm,
+            temporal_env,
+            pay_then("Paid less."),
+            runtime=runtime,
+        )
+        bad_edits = [
+            ({"amount": "lots", "to": "acme"}, "INVALID_ARGS"),
+            ({"to": "acme"}, "INVALID_ARGS"),
+            ({"amount": 1, "to": "x" * 300}, "ARGUMENTS_TOO_LARGE"),
+        ]
+        for arguments, code in bad_edits:
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await w.sessions.confirm_tool_call(sid, "c1", "mallory", arguments=arguments)
+            assert code in str(refused.value.cause)
+        decided = await w.sessions.confirm_tool_call(
+            sid, "c1", "alice", arguments={"amount": 90, "to": "acme"}
+        )
+        final = await w.sessions.message_result(sid, first.message_id)
+        histories = await w.histories(sid)
+    assert decided.edited_fields == ["amount"] and decided.arguments == {"amount": 90, "to": "acme"}
+    assert final.status == "completed" and [(a, to) for a, to, _ in payments.made] == [(90, "acme")]
+    [envelope] = tool_envelopes(scripted_llm.requests(model)[1])
+    assert envelope["ok"] is True and envelope["data"] == "paid 90 to acme"
+    assert envelope["warnings"] == ["a person changed these arguments before the call ran: amount"]
+    assert "mallory" not in payload_text(histories)
+    [row] = [a for a in await ws.audit(sid) if a.target == "tool"]
+    assert (row.op, row.actor) == ("edit", "alice")
+    assert row.value["edited_fields"] == ["amount"]
+
+
+async def test_bad_decisions_are_refused_and_leave_nothing(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    payments = Payments()
+    async with loop_worker(payments.registry()) as w:
+        _, sid, first = await held_payment(w, scripted_llm, temporal_env, pay_then("Paid."))
+        good = ToolCallDecision(
+            call_id="c1",
+            verdict="confirm",
+            approver="alice",
+            fingerprint=first.pending_approvals[0].fingerprint,
+        )
+        bad = [
+            (
+                good.model_copy(update={"call_id": "nope", "approver": "mallory"}),
+                "UNKNOWN_TOOL_CALL",
+            ),
+            (
+                good.model_copy(update={"session_id": "other", "approver": "mallory"}),
+                "UNKNOWN_TOOL_CALL",
+            ),
+            (good.model_copy(update={"approver": "  "}), "INVALID_DECISION"),
+            (
+                good.model_copy(update={"approver": "mallory", "fingerprint": "f" * 64}),
+                "FINGERPRINT_MISMATCH",
+            ),
+            (
+                good.model_copy(update={"approver": "mallory", "fingerprint": None}),
+                "FINGERPRINT_MISMATCH",
+            ),
+            (
+                good.model_copy(
+                    update={"approver": "mallory", "verdict": "reject", "arguments": PAY}
+                ),
+                "INVALID_DECISION",
+            ),
+        ]
+        for decision, code in bad:
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await w.sessions.decide_tool_call(sid, decision)
+            assert code in str(refused.value.cause), decision
+        with pytest.raises(WorkflowUpdateFailedError) as unknown_message:
+            await w.sessions.message_result(sid, "no-such-message")
+        still = await w.sessions.tool_approvals(sid)
+        await w.sessions.decide_tool_call(sid, good)
+        with pytest.raises(WorkflowUpdateFailedError) as twice:
+            await w.sessions.decide_tool_call(sid, good)
+        final = await w.sessions.message_result(sid, first.message_id)
+        histories = await w.histories(sid)
+    assert "UNKNOWN_MESSAGE" in str(unknown_message.value.cause)
+    assert "ALREADY_DECIDED" in str(twice.value.cause)
+    assert [p.call_id for p in still.pending] == ["c1"] and still.decided == []
+    assert final.status == "completed" and len(payments.made) == 1
+    payloads = payload_text(histories)
+    assert "mallory" not in payloads and '"approver":"alice"' in payloads
+    assert [a.op for a in await ws.audit(sid) if a.target == "tool"] == ["confirm"]
+
+
+async def test_refused_signal_is_visible_in_query_and_audit(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    payments = Payments()
+    async with loop_worker(payments.registry()) as w:
+        _, sid, _ = await held_payment(w, scripted_llm, temporal_env, pay_then("Paid."))
+        forged = ToolCallDecision(
+            call_id="c1", verdict="confirm", approver="mallory", fingerprint="f" * 64
+        )
+        await w.sessions.tool_calls.signal(sid, forged)
+
+        async def refused():
+            return (await w.sessions.tool_approvals(sid)).refused
+
+        [refusal] = await eventually(refused)
+        listing = await w.sessions.tool_approvals(sid)
+    assert (refusal.id, refusal.approver, refusal.error.code) == (
+        "c1",
+        "mallory",
+        "FINGERPRINT_MISMATCH",
+    )
+    assert [p.call_id for p in listing.pending] == ["c1"] and payments.made == []
+
+    async def audited():
+        return tool_audit(await ws.audit(sid))
+
+    assert await eventually(audited) == [("refused", "pay", "mallory", "c1", None)]
+
+
+async def test_gated_and_ungated_calls_of_one_parallel_turn(
+    loop_worker, scripted_llm, temporal_env
+):
+    payments = Payments()
+    async with loop_worker(payments.registry()) as w:
+        model, sid, first = await held_payment(
+            w,
+            scripted_llm,
+            temporal_env,
+            [
+                reply.tool_calls(("lookup", {"query": "acme"}, "c0"), ("pay", PAY, "c1")),
+                reply.text("Looked up and paid."),
+            ],
+            runtime=RuntimeConfig(parallel_tool_calls=True),
+        )
+        assert payments.lookups == ["acme"] and payments.made == []
+        assert [p.call_id for p in first.pending_approvals] == ["c1"]
+        assert [(t.name, t.executed) for t in first.tool_calls] == [("lookup", True)]
+        await w.sessions.confirm_tool_call(sid, "c1", "alice")
+        final = await w.sessions.message_result(sid, first.message_id)
+    assert [(t.name, t.ok) for t in final.tool_calls] == [("lookup", True), ("pay", True)]
+    assert len(payments.made) == 1 and payments.lookups == ["acme"]
+    envelopes = tool_envelopes(scripted_llm.requests(model)[1])
+    assert [e["data"] for e in envelopes] == ["found acme", "paid 250 to acme"]
+
+
+async def test_session_globs_and_conditions_choose_the_held_calls(
+    loop_worker, scripted_llm, temporal_env
+):
+    payments = Payments()
+    async with loop_worker(payments.registry()) as w:
+        model, sid = unique("m"), unique("s")
+        scripted_llm.script(
+            model,
+            [
+                reply.tool_calls(
+                    ("refund", {"amount": 50}, "small"), ("refund", {"amount": 500}, "big")
+                ),
+                reply.text("One refund waits."),
+            ],
+        )
+        settings = approval_settings(
+            scripted_llm,
+            model,
+            temporal_env,
+            tools=["ref*"],
+            conditions={"refund": {"properties": {"amount": {"minimum": 100}}}},
+        )
+        await w.sessions.start(sid, settings)
+        first = await w.sessions.send(sid, "refund both")
+        await w.sessions.reject_tool_call(sid, "big", "bob")
+        final = await w.sessions.message_result(sid, first.message_id)
+    assert [p.call_id for p in first.pending_approvals] == ["big"]
+    assert payments.made == [(-50, "refund", "")]
+    assert [(t.call_id, t.error_codes) for t in final.tool_calls] == [
+        ("small", []),
+        ("big", ["TOOL_CALL_REJECTED"]),
+    ]
+
+
+async def test_waiting_caller_gets_the_final_result(loop_worker, scripted_llm, temporal_env):
+    payments = Payments()
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, pay_then("Paid."))
+    async with loop_worker(payments.registry()) as w:
+        await w.sessions.start(sid, approval_settings(scripted_llm, model, temporal_env))
+        sending = asyncio.ensure_future(w.sessions.send(sid, "pay", wait_for_approval=True))
+
+        async def pending():
+            return (await w.sessions.tool_approvals(sid)).pending
+
+        await eventually(pending)
+        assert not sending.done()
+        await w.sessions.confirm_tool_call(sid, "c1", "alice")
+        final = await asyncio.wait_for(sending, 30)
+    assert (final.status, final.reply, len(payments.made)) == ("completed", "Paid.", 1)
+
+
+async def test_pending_call_survives_continue_as_new(loop_worker, scripted_llm, temporal_env):
+    payments = Payments()
+    lookups = [reply.tool_call("lookup", {"query": f"q{i}"}, f"l{i}") for i in range(16)]
+    runtime = RuntimeConfig(max_turns=30, continue_as_new_after_events=200)
+    async with loop_worker(payments.registry()) as w:
+        _, sid, first = await held_payment(
+            w,
+            scripted_llm,
+            temporal_env,
+            [*lookups, reply.tool_call("pay", PAY, "c1"), reply.text("Paid after all.")],
+            runtime=runtime,
+        )
+
+        async def continued():
+            return (await w.sessions.status(sid)).run_index >= 1
+
+        await eventually(continued)
+        listing = await w.sessions.tool_approvals(sid)
+        await w.sessions.confirm_tool_call(sid, "c1", "alice")
+        final = await w.sessions.message_result(sid, first.message_id)
+        histories = await w.histories(sid)
+    assert len(histories) >= 2
+    assert [p.call_id for p in listing.pending] == ["c1"]
+    assert (final.status, final.reply) == ("completed", "Paid after all.")
+    assert final.turns == 18 and len(final.tool_calls) == 17
+    assert len(payments.made) == 1 and len(payments.lookups) == 16
+
+
+async def test_closing_the_session_ends_a_waiting_message(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    payments = Payments()
+    async with loop_worker(payments.registry()) as w:
+        _, sid, first = await held_payment(
+            w, scripted_llm, temporal_env, pay_then("Closed without paying.")
+        )
+        waiting = asyncio.ensure_future(w.sessions.message_result(sid, first.message_id))
+        await w.sessions.close(sid)
+        end = await w.sessions.handle(sid).result()
+        final = await asyncio.wait_for(waiting, 30)
+    assert end["messages_done"] == 1 and payments.made == []
+    assert (final.reply, final.tool_calls[0].error_codes) == (
+        "Closed without paying.",
+        ["TOOL_CALL_EXPIRED"],
+    )
+    assert tool_audit(await ws.audit(sid)) == [
+        ("expire", "pay", "system:close", "c1", "the session closed")
+    ]
+
+
+async def test_the_router_strategy_refuses_gated_tools(loop_worker, scripted_llm, temporal_env):
+    payments = Payments()
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(
+        model,
+        [
+            reply.text('{"choice": "call_tool", "tool": "pay", "question": null}'),
+            reply.text('{"tool": "pay", "args": {"amount": 5, "to": "bob"}}'),
+            reply.text("Not paid."),
+        ],
+    )
+    runtime = RuntimeConfig(loop_strategy="router")
+    async with loop_worker(payments.registry()) as w:
+        await w.sessions.start(
+            sid, approval_settings(scripted_llm, model, temporal_env, runtime=runtime)
+        )
+        result = await w.sessions.send(sid, "pay bob 5")
+    assert payments.made == []
+    assert [(t.name, t.executed, t.error_codes) for t in result.tool_calls] == [
+        ("pay", False, ["TOOL_NOT_ALLOWED"])
+    ]
+
+
+async def test_an_edited_result_never_answers_the_models_own_arguments(
+    loop_worker, scripted_llm, temporal_env
+):
+    payments = Payments()
+    steps = [reply.tool_call("pay", PAY, "c1"), reply.tool_call("pay", PAY, "c2"), reply.text("ok")]
+    async with loop_worker(payments.registry()) as w:
+        _, sid, first = await held_payment(w, scripted_llm, temporal_env, steps)
+        await w.sessions.confirm_tool_call(
+            sid, "c1", "alice", arguments={"amount": 90, "to": "acme"}
+        )
+
+        async def held_again():
+            return [p.call_id for p in (await w.sessions.tool_approvals(sid)).pending]
+
+        assert await eventually(held_again) == ["c2"]
+        await w.sessions.reject_tool_call(sid, "c2", "alice", comment="90 was enough")
+        final = await w.sessions.message_result(sid, first.message_id)
+    assert [(t.call_id, t.reused, t.error_codes) for t in final.tool_calls] == [
+        ("c1", False, []),
+        ("c2", False, ["TOOL_CALL_REJECTED"]),
+    ]
+    assert [(a, to) for a, to, _ in payments.made] == [(90, "acme")]
