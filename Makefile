@@ -27,7 +27,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/lint-imports
 
 typecheck: $(VENV)/.installed-dev
-	$(BIN)/mypy durable_loop
+	$(BIN)/mypy durable_loop bench
 
 test-suite: $(VENV)/.installed-dev
 	$(BIN)/pytest -q $(PYTEST_ARGS)

@@ -65,7 +65,7 @@ class NaiveActivities:
             attempt=info.attempt,
             idempotency_key=f"{info.workflow_id}:{inp.call_id}",
         )
-        envelope, size = await dispatch(
+        envelope, size, _ = await dispatch(
             self.registry.get(inp.name),
             inp.name,
             inp.arguments,

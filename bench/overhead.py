@@ -231,7 +231,7 @@ async def in_process_round(llm: ScriptedLLM, work: Workload, index: int) -> Roun
                         attempt=1,
                         idempotency_key=f"inproc:{call.id}:{len(transcript)}",
                     )
-                    envelope, _ = await dispatch(
+                    envelope, _, _ = await dispatch(
                         registry.get(call.name),
                         call.name,
                         call.arguments,
