@@ -76,6 +76,14 @@ MODELS: dict[str, Callable[[RecordedRequest], Reply]] = {
     ),
     # setup `streaming session`
     "docs-stream": lambda request: reply.text("2 + 3 = 5"),
+    # setup `tool approvals` (the fingerprints docs/approvals.md shows are of these calls)
+    "docs-approvals": answers(
+        reply.tool_calls(
+            ("pay", {"amount": 250, "to": "acme"}, "call_pay_1"),
+            ("pay", {"amount": 5, "to": "bob"}, "call_pay_2"),
+        ),
+        reply.text("done"),
+    ),
 }
 
 # ------------------------------------------------------------------ the reader's own objects
@@ -94,6 +102,7 @@ GIVEN: dict[str, str] = {
         "sessions = SessionClient(await connect(TemporalSettings.load()))"
     ),
     "session_id": "import os\nsession_id = os.environ['DOCS_SESSION_ID']",
+    "llm": "from durable_loop import LlmEndpoint\nllm = LlmEndpoint(model='your-model')",
 }
 
 # ------------------------------------------------------------------ long-running commands
@@ -303,17 +312,27 @@ class Stage:
             "proposals": self.setup_proposals,
             "workspace worker": self.setup_workspace_worker,
             "streaming session": self.setup_streaming_session,
+            "tool approvals": self.setup_tool_approvals,
         }
         assert name in setups, f"no setup {name!r} in tests/docs/stage.py"
         return setups[name]()
 
     @asynccontextmanager
-    async def worker(self, db_url: str) -> AsyncIterator[SessionClient]:
-        """A worker with the workspace tools on the ``durable-loop`` task queue."""
+    async def worker(self, db_url: str, *, gated_pay: bool = False) -> AsyncIterator[SessionClient]:
+        """A worker with the workspace tools on the ``durable-loop`` task queue (and a
+        ``pay`` tool that needs a person's approval, with ``gated_pay``)."""
         store = open_store(StoreConfig(url=db_url))
         workspace = open_workspace_store(StoreConfig(url=db_url))
         http = new_http_client()
-        deps = WorkerDeps(store=store, registry=workspace_tools(workspace), http=http)
+        registry = workspace_tools(workspace)
+        if gated_pay:
+
+            @registry.tool(requires_approval=True)
+            def pay(amount: int, to: str) -> str:
+                """Pay an amount to someone."""
+                return f"paid {amount} to {to}"
+
+        deps = WorkerDeps(store=store, registry=registry, http=http)
         try:
             async with build_worker(self.client, deps, task_queue=TASK_QUEUE):
                 yield SessionClient(self.client, task_queue=TASK_QUEUE, search_attributes=False)
@@ -361,6 +380,21 @@ class Stage:
             runtime = RuntimeConfig(stream_replies=True)
             await sessions.start("docs-stream", SessionSettings(llm=llm, runtime=runtime))
             yield {"DURABLE_LOOP_DB_URL": db_url, "DOCS_SESSION_ID": "docs-stream"}
+
+    @asynccontextmanager
+    async def setup_tool_approvals(self) -> AsyncIterator[dict[str, str]]:
+        """Session ``s1`` whose message ``m1`` waits on two held ``pay`` calls:
+        ``call_pay_1`` (250 to acme) and ``call_pay_2`` (5 to bob)."""
+        db_url = self.fresh_db()
+        await self.fresh_session("s1")
+        async with self.worker(db_url, gated_pay=True) as sessions:
+            llm = LlmEndpoint(model="docs-approvals", base_url=self.llm.base_url)
+            # start, then send: update-with-start would answer a resent ``m1`` from the run
+            # an earlier block left (terminated) instead of starting a new one
+            await sessions.start("s1", SessionSettings(llm=llm))
+            result = await sessions.send("s1", "Pay acme and bob", message_id="m1")
+            assert result.status == "awaiting_approval", result
+            yield {"DURABLE_LOOP_DB_URL": db_url}
 
     # ------------------------------------------------------------------ after the page
 
