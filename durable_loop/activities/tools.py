@@ -22,6 +22,14 @@ from durable_loop.core.registry import ToolContext, ToolRegistry
 from durable_loop.core.reply_meta import ToolResultMeta
 from durable_loop.store import TranscriptStore
 
+AFTER_CANCEL_WARNING = "this result arrived after the call was cancelled"
+
+
+def cancel_requested() -> bool:
+    """Whether someone cancelled this activity (not a timeout or a worker shutting down)."""
+    details = activity.cancellation_details()
+    return details is not None and details.cancel_requested
+
 
 def idempotency_key(workflow_id: str, call_id: str, result_seq: int) -> str:
     """Stable across retries and worker restarts; unique per call within a session."""
@@ -74,6 +82,11 @@ class ToolActivities:
                 ignore_implicit=inp.ignore_implicit_args,
             )
         duration_ms = int((time.monotonic() - started) * 1000)
+        late = cancel_requested()
+        if late:
+            envelope = envelope.model_copy(
+                update={"warnings": [*envelope.warnings, AFTER_CANCEL_WARNING]}
+            )
         message = Message.tool_result(inp.call_id, inp.name, envelope)
         meta = ToolResultMeta(
             turn=inp.turn,
@@ -81,6 +94,7 @@ class ToolActivities:
             output_bytes=size,
             attempt=info.attempt,
             idempotency_key=ctx.idempotency_key,
+            after_cancel=late or None,
         )
         written = await self.store.put(inp.session_id, inp.result_seq, message, meta)
         return summarize_result(written, inp, cached=False)
@@ -102,4 +116,5 @@ def summarize_result(stored: StoredMessage, inp: ToolRunInput, *, cached: bool) 
         duration_ms=meta.duration_ms,
         cached=cached,
         proposal=envelope.proposal,
+        after_cancel=bool(meta.after_cancel),
     )

@@ -17,6 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from durable_loop.cli.commands import (
+    cancel,
     chat,
     codec_server,
     proposals,
@@ -65,6 +66,7 @@ app.command("proposals")(proposals.proposals)
 app.command("confirm")(proposals.confirm)
 app.command("approve", hidden=True, help="Old spelling of `confirm`.")(proposals.confirm)
 app.command("reject")(proposals.reject)
+app.command("cancel")(cancel.cancel)
 app.command("codec-server")(codec_server.codec_server)
 
 

@@ -22,6 +22,7 @@ from durable_loop.core.catalog import refuse_unreliable_enforced
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.constants import TASK_QUEUE
 from durable_loop.core.contracts import (
+    CancelMessageRequest,
     CloseRequest,
     RunResult,
     SessionEnd,
@@ -131,14 +132,22 @@ class SessionClient:
         self.started_workflow_ids.add(names.session_workflow_id(session_id))
         return SessionInput(session_id=session_id, settings=settings), memo
 
-    async def send(self, session_id: str, text: str, *, message_id: str | None = None) -> RunResult:
+    async def send(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        message_id: str | None = None,
+        interrupt: bool = False,
+    ) -> RunResult:
         """Send a message to a running session and wait for the reply (repeated with the
-        same message id while an overloaded server times out admitting it)."""
+        same message id while an overloaded server times out admitting it). ``interrupt``:
+        cancel the running message and run this one next."""
         message_id = message_id or new_message_id()
         return await until_admitted(
             lambda: self.handle(session_id).execute_update(
                 names.UPDATE_SEND_MESSAGE,
-                UserMessage(text=text, message_id=message_id),
+                UserMessage(text=text, message_id=message_id, interrupt=interrupt),
                 id=message_id,
                 result_type=RunResult,
             )
@@ -151,6 +160,7 @@ class SessionClient:
         text: str,
         *,
         message_id: str | None = None,
+        interrupt: bool = False,
     ) -> RunResult:
         """Update-with-start: one call that creates the session if needed and sends
         (repeated with the same message id while the server times out admitting it)."""
@@ -170,7 +180,7 @@ class SessionClient:
             )
             return await self.client.execute_update_with_start_workflow(
                 names.UPDATE_SEND_MESSAGE,
-                UserMessage(text=text, message_id=message_id),
+                UserMessage(text=text, message_id=message_id, interrupt=interrupt),
                 start_workflow_operation=start,
                 id=message_id,
                 result_type=RunResult,
@@ -209,9 +219,40 @@ class SessionClient:
             result_type=SwitchModelResult,
         )
 
-    async def post(self, session_id: str, text: str, *, message_id: str | None = None) -> None:
+    async def post(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        message_id: str | None = None,
+        interrupt: bool = False,
+    ) -> None:
         await self.handle(session_id).signal(
-            names.SIGNAL_POST_MESSAGE, UserMessage(text=text, message_id=message_id)
+            names.SIGNAL_POST_MESSAGE,
+            UserMessage(text=text, message_id=message_id, interrupt=interrupt),
+        )
+
+    async def cancel(
+        self, session_id: str, message_id: str | None = None, *, reason: str = "cancelled"
+    ) -> RunResult:
+        """Cancel the running message (or the queued or running ``message_id``) and wait for
+        its RunResult (status ``cancelled``). Refused, with nothing changed, while idle
+        (``NOTHING_RUNNING``), for an unknown (``UNKNOWN_MESSAGE``) or finished
+        (``MESSAGE_FINISHED``) message and twice (``ALREADY_CANCELLED``): see
+        :func:`durable_loop.client.refusals.refusal_of`."""
+        return await self.handle(session_id).execute_update(
+            names.UPDATE_CANCEL_MESSAGE,
+            CancelMessageRequest(message_id=message_id, reason=reason),
+            result_type=RunResult,
+        )
+
+    async def post_cancel(
+        self, session_id: str, message_id: str | None = None, *, reason: str = "cancelled"
+    ) -> None:
+        """The Signal form of :meth:`cancel`: no answer, and a request it would refuse is
+        ignored."""
+        await self.handle(session_id).signal(
+            names.SIGNAL_CANCEL_MESSAGE, CancelMessageRequest(message_id=message_id, reason=reason)
         )
 
     async def status(self, session_id: str) -> SessionStatus:
@@ -234,6 +275,7 @@ class SessionClient:
         message_id: str | None = None,
         poll_s: float = 0.25,
         chunks: StreamStore | None = None,
+        interrupt: bool = False,
     ) -> AsyncIterator[Progress]:
         """Send (update-with-start when ``settings`` are given) and yield progress while
         the Update runs, by polling the ``transcript_tail`` and ``proposals`` Queries and,
@@ -248,9 +290,11 @@ class SessionClient:
         seen_proposals = {p.proposal_id for p in await self._pending_or_none(session_id)}
         after_chunk = await chunks.last_id(session_id) if chunks is not None else 0
         if settings is None:
-            call = self.send(session_id, text, message_id=message_id)
+            call = self.send(session_id, text, message_id=message_id, interrupt=interrupt)
         else:
-            call = self.start_and_send(session_id, settings, text, message_id=message_id)
+            call = self.start_and_send(
+                session_id, settings, text, message_id=message_id, interrupt=interrupt
+            )
         task = asyncio.ensure_future(call)
         try:
             while True:

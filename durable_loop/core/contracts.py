@@ -28,6 +28,10 @@ class UserMessage(BaseModel):
     message_id: str | None = Field(
         default=None, description="Idempotency key: a resent id returns the first result"
     )
+    interrupt: bool = Field(
+        default=False,
+        description="Cancel the running message (if any) and run this one next",
+    )
 
 
 class ToolOutcome(BaseModel):
@@ -40,6 +44,9 @@ class ToolOutcome(BaseModel):
     reused: bool = False
     deduplicated: bool = Field(
         default=False, description="A session-wide repeat answered with the recorded result"
+    )
+    after_cancel: bool = Field(
+        default=False, description="The call finished after its message was cancelled"
     )
 
 
@@ -57,7 +64,7 @@ class RunResult(BaseModel):
     """Outcome of one user message's loop: the reply and a short run summary."""
 
     message_id: str
-    status: Literal["completed", "failed"]
+    status: Literal["completed", "failed", "cancelled"]
     reply: str | None = None
     reply_truncated: bool = False
     reply_seq: int | None = None
@@ -117,6 +124,13 @@ class TranscriptTail(BaseModel):
 
 class CloseRequest(BaseModel):
     reason: str = "closed"
+
+
+class CancelMessageRequest(BaseModel):
+    """Stop a message: the running one (``message_id=None``), or a running or queued one."""
+
+    message_id: str | None = None
+    reason: str = Field(default="cancelled", max_length=200)
 
 
 class SessionEnd(BaseModel):
@@ -292,6 +306,9 @@ class ToolRunOutput(BaseModel):
     cached: bool = False
     proposal: ProposalNotice | None = Field(
         default=None, description="A change this call proposed; it awaits a person's decision"
+    )
+    after_cancel: bool = Field(
+        default=False, description="The tool finished after the call was cancelled"
     )
 
 

@@ -13,8 +13,10 @@ SUMMARIZE_CONTEXT = "summarize_context"
 
 UPDATE_SEND_MESSAGE = "send_message"
 UPDATE_SWITCH_MODEL = "switch_model"
+UPDATE_CANCEL_MESSAGE = "cancel_message"
 SIGNAL_POST_MESSAGE = "post_message"
 SIGNAL_CLOSE = "close"
+SIGNAL_CANCEL_MESSAGE = "cancel_message"
 QUERY_STATUS = "status"
 QUERY_TAIL = "transcript_tail"
 

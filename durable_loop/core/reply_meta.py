@@ -115,6 +115,8 @@ class ToolResultMeta(RowMeta):
     output_bytes: int = 0
     attempt: int = 0
     idempotency_key: str = ""
+    after_cancel: bool | None = None
+    """``True`` when the tool finished after its call was cancelled; otherwise left out."""
 
 
 class ReusedResultMeta(RowMeta):

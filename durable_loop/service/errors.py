@@ -41,6 +41,7 @@ DECISION_STATUS = {
     ErrorCode.SESSION_CLOSED: 409,
     ErrorCode.EXPIRED: 410,
     ErrorCode.INVALID_DECISION: 422,
+    ErrorCode.UNKNOWN_MESSAGE: 404,
 }
 
 

@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.activity_refs import LIST_TOOLS
     from durable_loop.core.config import LoopStrategy
     from durable_loop.core.contracts import (
+        CancelMessageRequest,
         CarriedState,
         CloseRequest,
         ListToolsInput,
@@ -41,6 +42,7 @@ from durable_loop.workflows.model_routing import switch_result, switched_setting
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.refusals import refuse
 from durable_loop.workflows.router_pipeline import RouterPipeline
+from durable_loop.workflows.run_control import RunControl, cancelled
 from durable_loop.workflows.tool_loop import MessageLoop, SessionCursor
 from durable_loop.workflows.visibility import SessionVisibility, VisibleState
 
@@ -65,11 +67,13 @@ class SessionWorkflow(ProposalHandlers):
         self._results: dict[str, RunResult] = {r.message_id: r for r in carried.recent_results}
         self._in_progress: str | None = None
         self._closing: str | None = None
+        self._control = RunControl()
         self._proposals = ProposalBook(inp.session_id, inp.settings.workspace, carried.proposals)
         self._visibility = SessionVisibility(inp.settings.search_attributes, self._visible_state)
 
     @workflow.run
     async def run(self, inp: SessionInput) -> SessionEnd:
+        self._control.start()
         self._proposals.start()
         self._visibility_task = asyncio.create_task(self._visibility.keep_current())
         catalog = await self._load_catalog()
@@ -87,6 +91,7 @@ class SessionWorkflow(ProposalHandlers):
             message = self._queue.pop(0)
             message_id = message.message_id or str(workflow.uuid4())
             self._in_progress = message_id
+            self._control.begin(message_id)
             strategy = self._settings.runtime.loop_strategy
             loop_class = RouterPipeline if strategy is LoopStrategy.ROUTER else MessageLoop
             loop = loop_class(
@@ -96,8 +101,9 @@ class SessionWorkflow(ProposalHandlers):
                 cursor=self._cursor,
                 message_id=message_id,
                 proposals=self._proposals,
+                control=self._control,
             )
-            result = await loop.run(message.text)
+            result = self._control.end(await loop.run(message.text))
             self._in_progress = None
             self._messages_done += 1
             self._keep_result(result)
@@ -154,8 +160,7 @@ class SessionWorkflow(ProposalHandlers):
     async def send_message(self, message: UserMessage) -> RunResult:
         info = workflow.current_update_info()
         message_id = message.message_id or (info.id if info else str(workflow.uuid4()))
-        if message_id not in self._results and not self._is_pending(message_id):
-            self._queue.append(UserMessage(text=message.text, message_id=message_id))
+        self._enqueue(message, message_id)
         await workflow.wait_condition(lambda: message_id in self._results)
         return self._results[message_id]
 
@@ -176,10 +181,53 @@ class SessionWorkflow(ProposalHandlers):
 
     @workflow.signal(name=names.SIGNAL_POST_MESSAGE)
     def post_message(self, message: UserMessage) -> None:
-        message_id = message.message_id or str(workflow.uuid4())
+        self._enqueue(message, message.message_id or str(workflow.uuid4()))
+
+    def _enqueue(self, message: UserMessage, message_id: str) -> None:
+        """Queue a new message (a resent id is not queued again); with ``interrupt`` it goes
+        first and the running message is cancelled."""
         if message_id in self._results or self._is_pending(message_id):
             return
-        self._queue.append(UserMessage(text=message.text, message_id=message_id))
+        queued = UserMessage(text=message.text, message_id=message_id)
+        if message.interrupt:
+            self._queue.insert(0, queued)
+            self._control.cancel_running("interrupted by a new message")
+        else:
+            self._queue.append(queued)
+
+    @workflow.update(name=names.UPDATE_CANCEL_MESSAGE)
+    async def cancel_message(self, request: CancelMessageRequest) -> RunResult:
+        """Cancel the running message (or a queued one); answers with its RunResult."""
+        message_id = self._cancel(request)
+        await workflow.wait_condition(lambda: message_id in self._results)
+        return self._results[message_id]
+
+    @cancel_message.validator
+    def _validate_cancel(self, request: CancelMessageRequest) -> None:
+        refusal = self._cancel_refusal(request)
+        if refusal is not None:
+            raise refuse(*refusal)
+
+    @workflow.signal(name=names.SIGNAL_CANCEL_MESSAGE)
+    def request_cancel(self, request: CancelMessageRequest) -> None:
+        """The Signal form of ``cancel_message``: a request it would refuse is ignored."""
+        if self._cancel_refusal(request) is None:
+            self._cancel(request)
+
+    def _cancel_refusal(self, request: CancelMessageRequest) -> tuple[ErrorCode, str] | None:
+        queued = (m.message_id for m in self._queue)
+        return self._control.refusal(request, queued, self._results)
+
+    def _cancel(self, request: CancelMessageRequest) -> str:
+        message_id = self._control.target(request)
+        assert message_id is not None  # refused otherwise
+        if message_id == self._in_progress:
+            self._control.cancel_running(request.reason)
+        else:
+            self._queue = [m for m in self._queue if m.message_id != message_id]
+            result = RunResult(message_id=message_id, status="completed")
+            self._keep_result(cancelled(result, request.reason))
+        return message_id
 
     @workflow.signal(name=names.SIGNAL_CLOSE)
     def close(self, request: CloseRequest) -> None:

@@ -12,6 +12,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core.activity_refs import LLM_TURN, WRITE_MESSAGES
@@ -41,6 +42,12 @@ from durable_loop.workflows.activity_calls import run_activity, run_local_activi
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error
 from durable_loop.workflows.proposals import ProposalBook
+from durable_loop.workflows.run_control import (
+    CANCELLED_NOTE,
+    MessageCancelled,
+    RunControl,
+    cancelled,
+)
 from durable_loop.workflows.tool_placement import heartbeat_timeout, run_tool_activity
 
 LLM_NON_RETRYABLE: list[str] = [
@@ -102,8 +109,10 @@ class MessageLoop:
         cursor: SessionCursor,
         message_id: str,
         proposals: ProposalBook | None = None,
+        control: RunControl | None = None,
     ) -> None:
         self.session_id = session_id
+        self.control = control or RunControl()
         self.proposals = proposals
         self.settings = settings
         self.config = settings.runtime
@@ -139,6 +148,8 @@ class MessageLoop:
         self._append(Message.user(text))
         try:
             while True:
+                if self.control.reason is not None:
+                    return self._cancelled(self.control.reason)
                 if self.result.turns >= self.config.max_turns:
                     return self._fail(
                         ErrorCode.MAX_TURNS, f"no final answer after {self.config.max_turns} turns"
@@ -149,6 +160,8 @@ class MessageLoop:
                 if out.tool_calls:
                     await self._run_tools(out)
                     continue
+                if self.control.reason is not None:
+                    continue  # a reply that arrived after the cancel: ends above
                 if self._needs_finalization(out):
                     self.finalization_used = True
                     self.tools_off = self.config.fix_empty_final_disable_tools
@@ -160,6 +173,8 @@ class MessageLoop:
                     self._append_error_retry()
                     continue
                 return await self._finish(out)
+        except MessageCancelled:
+            return self._cancelled(self.control.reason or "cancelled")
         finally:
             await self._flush()
 
@@ -264,14 +279,16 @@ class MessageLoop:
     async def _call_llm(self, inp: LlmTurnInput) -> LlmTurnOutput:
         endpoint = inp.endpoint
         after = f" (fallback after {', '.join(inp.fallback_from)})" if inp.fallback_from else ""
-        return await run_activity(
+        call = run_activity(
             LLM_TURN,
             inp,
             start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
             heartbeat_timeout=heartbeat_timeout(self.config),
             retry_policy=retry_policy(endpoint.retry, LLM_NON_RETRYABLE),
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
             summary=f"llm: {endpoint.model} turn {inp.turn}{after}",
         )
+        return await self.control.guard(call)
 
     def _spend(self, usage: Usage) -> None:
         self.result.usage = self.result.usage + usage
@@ -333,28 +350,38 @@ class MessageLoop:
             workspace_id=self.settings.workspace.workspace_id or self.session_id,
             ignore_implicit_args=self.config.ignore_implicit_arguments,
         )
+        run = run_tool_activity(
+            spec, inp, timeout_s=timeout_s, retry=retry_policy(retry), config=self.config
+        )
         try:
-            return await run_tool_activity(
-                spec, inp, timeout_s=timeout_s, retry=retry_policy(retry), config=self.config
-            )
+            return await self.control.guard(run)
+        except MessageCancelled:
+            reason = self.control.reason or "cancelled"
+            message = f"tool {call.name!r} was cancelled: its message was {reason}"
+            return self._failed_call(decision, ErrorCode.TOOL_CALL_CANCELLED, message)
         except ActivityError as err:
             timed_out = isinstance(err.cause, TimeoutError)
             code = ErrorCode.TOOL_TIMEOUT if timed_out else ErrorCode.TOOL_ERROR
-            message = failure_of(err).message
-            envelope = Envelope.failure(code, f"tool {call.name!r} failed: {message}")
-            self.appends.append(
-                AppendItem(
-                    seq=decision.result_seq,
-                    message=Message.tool_result(call.id, call.name, envelope),
-                )
+            message = f"tool {call.name!r} failed: {failure_of(err).message}"
+            return self._failed_call(decision, code, message)
+
+    def _failed_call(self, decision: CallDecision, code: ErrorCode, message: str) -> ToolRunOutput:
+        """The call's result when its activity gave none: the workflow writes the envelope."""
+        call = decision.call
+        envelope = Envelope.failure(code, message)
+        self.appends.append(
+            AppendItem(
+                seq=decision.result_seq,
+                message=Message.tool_result(call.id, call.name, envelope),
             )
-            return ToolRunOutput(
-                result_seq=decision.result_seq,
-                call_id=call.id,
-                name=call.name,
-                ok=False,
-                error_codes=[code],
-            )
+        )
+        return ToolRunOutput(
+            result_seq=decision.result_seq,
+            call_id=call.id,
+            name=call.name,
+            ok=False,
+            error_codes=[code],
+        )
 
     def _record(self, decision: CallDecision, ran: ToolRunOutput | None) -> None:
         call = decision.call
@@ -405,6 +432,7 @@ class MessageLoop:
                 executed=decision.action == "execute",
                 reused=decision.action == "reuse",
                 deduplicated=decision.result_seq in self.deduplicated,
+                after_cancel=ran is not None and ran.after_cancel,
             )
         )
         self._remember(decision.result_seq, "tool", text, [call.name])
@@ -425,6 +453,13 @@ class MessageLoop:
         if verdict is not None:
             self.result.status = "failed"
             self.result.error = verdict
+        return self.result
+
+    def _cancelled(self, reason: str) -> RunResult:
+        """End cancelled; every started call already has its result, and a note after the
+        partial turn tells the model on the next message what was cut off."""
+        self._append(Message.user(CANCELLED_NOTE.format(reason=reason), synthetic=True))
+        self.result = cancelled(self.result, reason)
         return self.result
 
     def _fail(self, code: str, message: str) -> RunResult:

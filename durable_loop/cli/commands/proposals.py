@@ -151,7 +151,7 @@ def _decide(
         raise typer.Exit(1)
 
 
-async def _client(temporal: dict[str, object]) -> Client:
+async def temporal_client(temporal: dict[str, object]) -> Client:
     from durable_loop.client.connect import connect
     from durable_loop.worker.settings import WorkerSettings
 
@@ -161,11 +161,11 @@ async def _client(temporal: dict[str, object]) -> Client:
 async def _list(session_id: str, temporal: dict[str, object]) -> ProposalList:
     from durable_loop.client.proposals import ProposalClient
 
-    approvals = ProposalClient(await _client(temporal))
+    approvals = ProposalClient(await temporal_client(temporal))
     try:
         return await approvals.proposals(session_id)
     except Exception as err:
-        raise _known(err, session_id) from None
+        raise known_error(err, session_id) from None
 
 
 async def _send_decision(
@@ -180,7 +180,7 @@ async def _send_decision(
     from durable_loop.client.proposals import ProposalClient
     from durable_loop.core.proposals import ProposalDecision
 
-    approvals = ProposalClient(await _client(temporal))
+    approvals = ProposalClient(await temporal_client(temporal))
     try:
         if fingerprint is None and verdict == "confirm":
             decision = await approvals.decision_for(
@@ -196,11 +196,14 @@ async def _send_decision(
             )
         return await approvals.decide(session_id, decision)
     except Exception as err:
-        raise _known(err, session_id) from None
+        raise known_error(err, session_id) from None
 
 
-def _known(err: Exception, session_id: str) -> Exception:
-    """Map refusals to CliError(code); anything else passes through unchanged."""
+def known_error(
+    err: Exception, session_id: str, *, refused: ErrorCode = ErrorCode.DECISION_REFUSED
+) -> Exception:
+    """Map refusals to CliError(code) (``refused`` when a refusal carries none); anything
+    else passes through unchanged."""
     from temporalio.client import WorkflowUpdateFailedError
     from temporalio.service import RPCError, RPCStatusCode
 
@@ -211,8 +214,8 @@ def _known(err: Exception, session_id: str) -> Exception:
     if isinstance(err, ProposalNotPending):
         return CliError(err.code, err.message)
     if isinstance(err, WorkflowUpdateFailedError):
-        refused = refusal_of(err)
-        return CliError(refused.code or ErrorCode.DECISION_REFUSED, refused.message)
+        refusal = refusal_of(err)
+        return CliError(refusal.code or refused, refusal.message)
     if isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND:
         return CliError(ErrorCode.SESSION_NOT_FOUND, f"no running session {session_id!r}")
     return err
