@@ -6,14 +6,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from durable_loop.chaos import scenarios_faults, scenarios_processes
+from durable_loop.chaos import scenarios_cancel, scenarios_faults, scenarios_processes
 from durable_loop.chaos.report import ChaosReport, ScenarioResult
 from durable_loop.chaos.rig import ChaosRig
 from durable_loop.chaos.scenario import SCENARIOS, run_scenario
 from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.testing import ScriptedLLM
 
-MODULES = (scenarios_processes, scenarios_faults)  # importing them registers the scenarios
+MODULES = (
+    scenarios_processes,
+    scenarios_faults,
+    scenarios_cancel,
+)  # importing them registers the scenarios
 
 
 class UnknownScenario(DurableLoopError, ValueError):
