@@ -137,7 +137,7 @@ async def test_cancel_during_a_parallel_tool_turn_pairs_every_call(loop_worker, 
     model, sid, log = unique("m"), unique("s"), ToolLog()
     loop = asyncio.get_running_loop()
     started = {"sleepy": asyncio.Event(), "stubborn": asyncio.Event()}
-    threadsafe = {name: _ThreadsafeEvent(loop, event) for name, event in started.items()}
+    threadsafe = {name: ThreadsafeEvent(loop, event) for name, event in started.items()}
     calls = [
         ("add", {"a": 1, "b": 2}, "c_add"),
         ("sleepy", {}, "c_sleepy"),
@@ -176,7 +176,7 @@ async def test_cancel_during_a_parallel_tool_turn_pairs_every_call(loop_worker, 
     assert log.count("sleepy") == 1 and log.count("stubborn") == 1
 
 
-class _ThreadsafeEvent:
+class ThreadsafeEvent:
     """Set an asyncio event from a tool's worker thread."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> None:
