@@ -66,8 +66,8 @@ class RunControl:
         self.running, self.reason = message_id, None
 
     def end(self, result: RunResult) -> RunResult:
-        """The message's result, cancelled if a cancel was accepted (a loop that does not
-        check, the router pipeline, is cancelled between its steps)."""
+        """The message's result, cancelled if a cancel was accepted (also when a loop
+        finished anyway: a reply that arrived after the cancel)."""
         reason, self.running, self.reason = self.reason, None, None
         if reason is None or result.status == "cancelled":
             return result

@@ -12,11 +12,11 @@ from durable_loop.testing import reply
 from durable_loop.testing import reply_anthropic as anthropic
 from durable_loop.testing import reply_gemini as gemini
 from tests.conftest import settings_for, unique
+from tests.workflows.cancel_tools.test_parallel_tools import ThreadsafeEvent, stubborn_tools
 from tests.workflows.test_providers_anthropic import KEY_ENV as ANTHROPIC_KEY
 from tests.workflows.test_providers_anthropic import anthropic_settings
 from tests.workflows.test_providers_gemini import KEY_ENV as GEMINI_KEY
 from tests.workflows.test_providers_gemini import gemini_settings
-from tests.workflows.test_run_control import ThreadsafeEvent, stubborn_tools
 from tests.workflows.toolkit import ToolLog
 
 CALLS = [("add", {"a": 1, "b": 2}, "c_add"), ("sleepy", {}, "c_sleepy")]
