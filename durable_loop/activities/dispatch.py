@@ -2,6 +2,11 @@
 
 Every outcome is an :class:`Envelope`. An unexpected exception is re-raised while Temporal
 still has attempts left (so the retry policy applies) and becomes TOOL_ERROR on the last.
+
+A cancelled call (its activity cancelled) cancels an async tool at once; a sync tool's
+thread cannot be interrupted, so it gets ``AFTER_CANCEL_GRACE_S`` to finish. A result that
+arrives anyway is returned (the activity stores it, marked as after the cancel); otherwise
+the cancellation propagates.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from durable_loop.core.errors import ErrorCode
 from durable_loop.core.registry import RegisteredTool, ToolContext, ToolFailure
 
 MAX_VALIDATION_ERRORS = 5
+AFTER_CANCEL_GRACE_S = 0.5
 TOOL_THREADS = ThreadPoolExecutor(max_workers=128, thread_name_prefix="durable-loop-tool")
 """Sync tools run here, not in the event loop's default executor (6 threads on 2 CPUs):
 8 parallel 1 s sync tools took 2 s there (bench/parallel_tools.py). Threads start lazily."""
@@ -135,8 +141,11 @@ async def _run(
     max_output_bytes: int,
     last_attempt: bool,
 ) -> tuple[Envelope, int]:
+    call = asyncio.ensure_future(
+        asyncio.wait_for(tool.call(parsed, ctx, TOOL_THREADS), timeout=timeout_s)
+    )
     try:
-        result = await asyncio.wait_for(tool.call(parsed, ctx, TOOL_THREADS), timeout=timeout_s)
+        result = await _outlasting_cancel(call, interruptible=tool.is_async)
     except TimeoutError:
         return Envelope.failure(ErrorCode.TOOL_TIMEOUT, f"{name} took longer than {timeout_s}s"), 0
     except ToolFailure as failure:
@@ -146,3 +155,17 @@ async def _run(
             raise
         return Envelope.failure(ErrorCode.TOOL_ERROR, f"{type(err).__name__}: {err}"), 0
     return bound_output(to_envelope(result), max_output_bytes)
+
+
+async def _outlasting_cancel(call: asyncio.Future[object], *, interruptible: bool) -> object:
+    """``call``'s result; when the caller is cancelled, the result if it still comes."""
+    try:
+        return await asyncio.shield(call)
+    except asyncio.CancelledError:
+        if interruptible:
+            call.cancel()
+        done, _ = await asyncio.wait({call}, timeout=AFTER_CANCEL_GRACE_S)
+        if not done or call.cancelled():
+            call.cancel()
+            raise
+        return call.result()

@@ -10,6 +10,8 @@ LLM gateway's (``gateway``).
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import activity
 
 from durable_loop.activities.appends import write_appends
@@ -25,7 +27,7 @@ from durable_loop.core.canonical_json import (
 )
 from durable_loop.core.context_window import ContextReport
 from durable_loop.core.contracts import LlmTurnInput, LlmTurnOutput, ToolCallSummary
-from durable_loop.core.messages import StoredMessage
+from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.providers.base import fill_missing_call_ids
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.reply_meta import LlmReplyMeta
@@ -35,6 +37,8 @@ from durable_loop.core.transforms.text_calls import text_call_warning
 from durable_loop.store import TranscriptStore
 from durable_loop.store.stream import StreamStore
 
+CANCELLED_FINISH = "cancelled"
+"""The finish reason of a streamed reply cut off by a cancel."""
 LARGE_ARGS_BYTES = 256
 """Above this size a call summary says where its longest string is (for ARGUMENTS_TOO_LARGE)."""
 
@@ -73,14 +77,19 @@ class LlmActivities:
             else None
         )
         id_prefix = str(inp.assistant_seq)
-        done = await self.gateway.complete(
-            endpoint,
-            turn.plan,
-            turn.messages,
-            call_id_prefix=id_prefix,
-            transforms=transforms,
-            stream=stream,
-        )
+        try:
+            done = await self.gateway.complete(
+                endpoint,
+                turn.plan,
+                turn.messages,
+                call_id_prefix=id_prefix,
+                transforms=transforms,
+                stream=stream,
+            )
+        except asyncio.CancelledError:
+            if stream is not None and stream.text:
+                await self._keep_partial(inp, stream)
+            raise
         reply = done.reply
         message = fill_missing_call_ids(reply.message, id_prefix)
         message = transform_tool_calls(transforms.tool_call_transforms, message)
@@ -112,6 +121,21 @@ class LlmActivities:
         )
         written = await self.store.put(session_id, inp.assistant_seq, message, meta)
         return summarize_reply(written, inp, cached=False)
+
+    async def _keep_partial(self, inp: LlmTurnInput, stream: ChunkWriter) -> None:
+        """A cancelled streamed reply: store the text so far as the turn's assistant
+        message (finish reason ``cancelled``), so the next request shows what was cut off."""
+        await stream.close()
+        meta = LlmReplyMeta(
+            turn=inp.turn,
+            model=inp.endpoint.model,
+            provider=inp.endpoint.provider,
+            finish_reason=CANCELLED_FINISH,
+            attempt=activity.info().attempt,
+            streamed=True,
+        )
+        message = Message(role="assistant", content=stream.text)
+        await self.store.put(inp.transcript.session_id, inp.assistant_seq, message, meta)
 
 
 def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -> LlmTurnOutput:

@@ -42,11 +42,18 @@ class ChunkWriter:
         self.store, self.session_id, self.seq, self.attempt = store, session_id, seq, attempt
         self.flush_chars, self.flush_s = flush_chars, flush_s
         self.buffer: list[str] = []
+        self.pieces: list[str] = []
+        """Every delta so far (a cancelled request keeps what it had: ``llm_turn``)."""
         self.index = 0
         self.last_flush = time.monotonic()
 
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
     async def write(self, text: str) -> None:
         self.buffer.append(text)
+        self.pieces.append(text)
         due = time.monotonic() - self.last_flush >= self.flush_s
         if due or sum(len(t) for t in self.buffer) >= self.flush_chars:
             await self._flush(done=False)

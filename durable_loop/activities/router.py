@@ -15,6 +15,7 @@ from temporalio.exceptions import ApplicationError
 from durable_loop.activities.appends import write_appends
 from durable_loop.activities.chat import chat_once
 from durable_loop.activities.gateway import LlmGateway
+from durable_loop.activities.heartbeat import heartbeating
 from durable_loop.core import names
 from durable_loop.core.canonical_json import utf8_len
 from durable_loop.core.errors import ErrorCode
@@ -103,9 +104,10 @@ class RouterActivities:
             messages = executor_messages(question, tool.spec, context)
         if inp.repair is not None:
             messages = with_repair(messages, inp.repair.previous_output, inp.repair.error)
-        reply = await chat_once(
-            self.gateway, inp.endpoint, messages, inp.options, session_id=inp.session_id
-        )
+        async with heartbeating(f"router {inp.kind}"):
+            reply = await chat_once(
+                self.gateway, inp.endpoint, messages, inp.options, session_id=inp.session_id
+            )
         text, truncated = clip(reply.text, inp.max_output_bytes)
         return RouterStepOutput(
             text=text, truncated=truncated, latency_ms=reply.latency_ms, usage=reply.usage
@@ -133,13 +135,14 @@ class RouterActivities:
                 )
             else:
                 messages = answer_messages(question, context)
-            reply = await chat_once(
-                self.gateway,
-                inp.endpoint,
-                messages,
-                inp.options,
-                session_id=inp.session_id,
-            )
+            async with heartbeating(f"router answer ({inp.mode})"):
+                reply = await chat_once(
+                    self.gateway,
+                    inp.endpoint,
+                    messages,
+                    inp.options,
+                    session_id=inp.session_id,
+                )
             text, usage, latency_ms = reply.text, reply.usage, reply.latency_ms
         trace = inp.trace.model_copy(update={"summarizer_ms": latency_ms})
         meta = RouterReplyMeta(

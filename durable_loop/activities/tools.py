@@ -23,6 +23,14 @@ from durable_loop.core.registry import ToolContext, ToolRegistry
 from durable_loop.core.reply_meta import ToolResultMeta
 from durable_loop.store import TranscriptStore
 
+AFTER_CANCEL_WARNING = "this result arrived after the call was cancelled"
+
+
+def cancel_requested() -> bool:
+    """Whether someone cancelled this activity (not a timeout or a worker shutting down)."""
+    details = activity.cancellation_details()
+    return details is not None and details.cancel_requested
+
 
 def idempotency_key(workflow_id: str, call_id: str, result_seq: int) -> str:
     """Stable across retries and worker restarts; unique per call within a session."""
@@ -88,6 +96,9 @@ class ToolActivities:
         envelope = done.envelope
         if inp.edited_fields:
             envelope = with_warning(envelope, edited_warning(inp.edited_fields))
+        late = cancel_requested()
+        if late:
+            envelope = with_warning(envelope, AFTER_CANCEL_WARNING)
         message = Message.tool_result(inp.call_id, inp.name, envelope)
         meta = ToolResultMeta(
             turn=inp.turn,
@@ -97,6 +108,7 @@ class ToolActivities:
             not_run=None if done.ran else True,
             attempt=info.attempt,
             idempotency_key=ctx.idempotency_key,
+            after_cancel=late or None,
         )
         written = await self.store.put(inp.session_id, inp.result_seq, message, meta)
         return summarize_result(written, inp, cached=False)
@@ -120,4 +132,5 @@ def summarize_result(stored: StoredMessage, inp: ToolRunInput, *, cached: bool) 
         cached=cached,
         proposal=envelope.proposal,
         executed=not meta.not_run,
+        after_cancel=bool(meta.after_cancel),
     )

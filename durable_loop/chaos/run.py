@@ -6,7 +6,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from durable_loop.chaos import scenarios_approvals, scenarios_faults, scenarios_processes
+from durable_loop.chaos import (
+    scenarios_approvals,
+    scenarios_cancel,
+    scenarios_faults,
+    scenarios_processes,
+)
 from durable_loop.chaos.report import ChaosReport, ScenarioResult
 from durable_loop.chaos.rig import ChaosRig
 from durable_loop.chaos.scenario import SCENARIOS, run_scenario
@@ -17,6 +22,7 @@ MODULES = (
     scenarios_processes,
     scenarios_faults,
     scenarios_approvals,
+    scenarios_cancel,
 )  # importing them registers the scenarios
 
 

@@ -18,6 +18,7 @@ from typer.core import TyperGroup
 
 from durable_loop.cli.commands import (
     budget,
+    cancel,
     chat,
     codec_server,
     proposals,
@@ -73,6 +74,7 @@ app.command("confirm")(proposals.confirm)
 app.command("approve", hidden=True, help="Old spelling of `confirm`.")(proposals.confirm)
 app.command("reject")(proposals.reject)
 app.command("budget")(budget.budget)
+app.command("cancel")(cancel.cancel)
 app.command("codec-server")(codec_server.codec_server)
 app.add_typer(tool_calls.app, name="tool-calls")
 app.command("result")(tool_calls.result)

@@ -30,6 +30,7 @@ from durable_loop.core.catalog import refuse_unreliable_enforced
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.constants import TASK_QUEUE
 from durable_loop.core.contracts import (
+    CancelMessageRequest,
     CloseRequest,
     RunResult,
     SessionEnd,
@@ -178,13 +179,20 @@ class SessionClient:
         *,
         message_id: str | None = None,
         wait_for_approval: bool = False,
+        interrupt: bool = False,
     ) -> RunResult:
         """Send a message to a running session and wait for the reply (repeated with the
         same message id while an overloaded server times out admitting it). While tool calls
         of it wait for a person the reply is ``awaiting_approval`` listing them, unless
-        ``wait_for_approval``; :meth:`message_result` waits for the final one."""
+        ``wait_for_approval``; :meth:`message_result` waits for the final one.
+        ``interrupt``: cancel the running message and run this one next."""
         message_id = message_id or new_message_id()
-        message = UserMessage(text=text, message_id=message_id, wait_for_approval=wait_for_approval)
+        message = UserMessage(
+            text=text,
+            message_id=message_id,
+            wait_for_approval=wait_for_approval,
+            interrupt=interrupt,
+        )
         with message_span(session_id, message_id) as span:
             result = await until_admitted(
                 lambda: self.handle(session_id).execute_update(
@@ -203,6 +211,7 @@ class SessionClient:
         text: str,
         *,
         message_id: str | None = None,
+        interrupt: bool = False,
     ) -> RunResult:
         """Update-with-start: one call that creates the session if needed and sends
         (repeated with the same message id while the server times out admitting it). A
@@ -225,7 +234,9 @@ class SessionClient:
             )
             return await self.client.execute_update_with_start_workflow(
                 names.UPDATE_SEND_MESSAGE,
-                UserMessage(text=text, message_id=message_id, settings_digest=digest),
+                UserMessage(
+                    text=text, message_id=message_id, settings_digest=digest, interrupt=interrupt
+                ),
                 start_workflow_operation=start,
                 id=message_update_id(message_id, text),
                 result_type=RunResult,
@@ -273,9 +284,40 @@ class SessionClient:
             names.UPDATE_SET_BUDGET, change, result_type=BudgetChangeResult
         )
 
-    async def post(self, session_id: str, text: str, *, message_id: str | None = None) -> None:
+    async def post(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        message_id: str | None = None,
+        interrupt: bool = False,
+    ) -> None:
         await self.handle(session_id).signal(
-            names.SIGNAL_POST_MESSAGE, UserMessage(text=text, message_id=message_id)
+            names.SIGNAL_POST_MESSAGE,
+            UserMessage(text=text, message_id=message_id, interrupt=interrupt),
+        )
+
+    async def cancel(
+        self, session_id: str, message_id: str | None = None, *, reason: str = "cancelled"
+    ) -> RunResult:
+        """Cancel the running message (or the queued or running ``message_id``) and wait for
+        its RunResult (status ``cancelled``). Refused, with nothing changed, while idle
+        (``NOTHING_RUNNING``), for an unknown (``UNKNOWN_MESSAGE``) or finished
+        (``MESSAGE_FINISHED``) message and twice (``ALREADY_CANCELLED``): see
+        :func:`durable_loop.client.refusals.refusal_of`."""
+        return await self.handle(session_id).execute_update(
+            names.UPDATE_CANCEL_MESSAGE,
+            CancelMessageRequest(message_id=message_id, reason=reason),
+            result_type=RunResult,
+        )
+
+    async def post_cancel(
+        self, session_id: str, message_id: str | None = None, *, reason: str = "cancelled"
+    ) -> None:
+        """The Signal form of :meth:`cancel`: no answer, and a request it would refuse is
+        ignored."""
+        await self.handle(session_id).signal(
+            names.SIGNAL_CANCEL_MESSAGE, CancelMessageRequest(message_id=message_id, reason=reason)
         )
 
     async def status(self, session_id: str) -> SessionStatus:
@@ -298,6 +340,7 @@ class SessionClient:
         message_id: str | None = None,
         poll_s: float = 0.25,
         chunks: StreamStore | None = None,
+        interrupt: bool = False,
     ) -> AsyncIterator[Progress]:
         """Send (update-with-start when ``settings`` are given) and yield progress while
         the Update runs, by polling the ``transcript_tail`` and ``proposals`` Queries and,
@@ -312,9 +355,11 @@ class SessionClient:
         seen_proposals = {p.proposal_id for p in await self._pending_or_none(session_id)}
         after_chunk = await chunks.last_id(session_id) if chunks is not None else 0
         if settings is None:
-            call = self.send(session_id, text, message_id=message_id)
+            call = self.send(session_id, text, message_id=message_id, interrupt=interrupt)
         else:
-            call = self.start_and_send(session_id, settings, text, message_id=message_id)
+            call = self.start_and_send(
+                session_id, settings, text, message_id=message_id, interrupt=interrupt
+            )
         task = asyncio.ensure_future(call)
         try:
             while True:

@@ -41,6 +41,10 @@ class UserMessage(BaseModel):
         description="Answer only with the final result, not with awaiting_approval while "
         "tool calls of this message wait for a person",
     )
+    interrupt: bool = Field(
+        default=False,
+        description="Cancel the running message (if any) and run this one next",
+    )
 
 
 SESSION_TURN = "Session turn: LLM turns are numbered across all messages of the session"
@@ -56,6 +60,9 @@ class ToolOutcome(BaseModel):
     reused: bool = False
     deduplicated: bool = Field(
         default=False, description="A session-wide repeat answered with the recorded result"
+    )
+    after_cancel: bool = Field(
+        default=False, description="The call finished after its message was cancelled"
     )
 
 
@@ -73,11 +80,16 @@ class FallbackRecord(BaseModel):
     )
 
 
+RunStatus = Literal["completed", "failed", "awaiting_approval", "cancelled"]
+"""How a message ended: ``awaiting_approval`` is an interim answer (tool calls wait for a
+person; the message resumes by itself), the other three are final."""
+
+
 class RunResult(BaseModel):
     """Outcome of one user message's loop: the reply and a short run summary."""
 
     message_id: str
-    status: Literal["completed", "failed", "awaiting_approval"]
+    status: RunStatus
     reply: str | None = None
     reply_truncated: bool = False
     reply_seq: int | None = None
@@ -157,6 +169,13 @@ class TranscriptTail(BaseModel):
 
 class CloseRequest(BaseModel):
     reason: str = "closed"
+
+
+class CancelMessageRequest(BaseModel):
+    """Stop a message: the running one (``message_id=None``), or a running or queued one."""
+
+    message_id: str | None = None
+    reason: str = Field(default="cancelled", max_length=200)
 
 
 class SessionEnd(BaseModel):
@@ -381,6 +400,9 @@ class ToolRunOutput(BaseModel):
     executed: bool = Field(
         default=True,
         description="The tool's code ran (False: refused before it, e.g. INVALID_ARGS)",
+    )
+    after_cancel: bool = Field(
+        default=False, description="The tool finished after the call was cancelled"
     )
 
 

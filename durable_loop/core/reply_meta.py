@@ -120,6 +120,8 @@ class ToolResultMeta(RowMeta):
     idempotency_key: str = ""
     not_run: bool | None = None
     """``True`` when a check refused the call before the tool's code ran; else left out."""
+    after_cancel: bool | None = None
+    """``True`` when the tool finished after its call was cancelled; otherwise left out."""
 
 
 class ReusedResultMeta(RowMeta):

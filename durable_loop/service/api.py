@@ -26,8 +26,10 @@ from durable_loop.service.auth import require_identity
 from durable_loop.service.deps import ServiceDeps, deps_of
 from durable_loop.service.errors import ApiError, ErrorBody, ErrorDetail, refusal
 from durable_loop.service.models import (
+    IDEMPOTENCY_KEY_PATTERN,
     SESSION_ID_PATTERN,
     Accepted,
+    CancelMessage,
     CloseSession,
     Decide,
     DecideToolCall,
@@ -37,8 +39,6 @@ from durable_loop.service.models import (
     SetBudget,
     StartSession,
 )
-
-IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
 
 router = APIRouter(
     prefix="/v1",
@@ -133,13 +133,18 @@ async def post_message(
     """Send a message and wait for the reply (an Update; ``settings`` makes it
     update-with-start)."""
     deps.directory.remember(session_id)
+    interrupt = body.interrupt
     if body.settings is None:
         call = deps.sessions.send(
-            session_id, body.text, message_id=message_id, wait_for_approval=body.wait_for_approval
+            session_id,
+            body.text,
+            message_id=message_id,
+            wait_for_approval=body.wait_for_approval,
+            interrupt=interrupt,
         )
     else:
         call = deps.sessions.start_and_send(
-            session_id, body.settings, body.text, message_id=message_id
+            session_id, body.settings, body.text, message_id=message_id, interrupt=interrupt
         )
     return await within_reply_timeout(
         call, deps, "retry with the same Idempotency-Key to get the reply"
@@ -191,7 +196,12 @@ async def stream_message(
     ``stream_replies``), then ``result`` (the RunResult) or ``error`` (a coded error)."""
     deps.directory.remember(session_id)
     events = deps.sessions.send_with_progress(
-        session_id, body.text, settings=body.settings, message_id=message_id, chunks=deps.chunks
+        session_id,
+        body.text,
+        settings=body.settings,
+        message_id=message_id,
+        chunks=deps.chunks,
+        interrupt=body.interrupt,
     )
     try:
         async with asyncio.timeout(deps.limits.reply_timeout_s):
@@ -206,6 +216,20 @@ async def stream_message(
         api = refusal(err)
         error = ErrorDetail(code=api.code, message=api.message)
         yield ServerSentEvent(event="error", data=error.model_dump())
+
+
+@router.post("/sessions/{session_id}/cancel", tags=["messages"])
+async def cancel_message(
+    session_id: SessionId, body: CancelMessage, deps: Deps, identity: Identity
+) -> RunResult:
+    """Cancel the running message (or a queued or running one by id) and answer with its
+    RunResult (status ``cancelled``) once it has stopped. Refused with a code while idle
+    (NOTHING_RUNNING), for an unknown (UNKNOWN_MESSAGE, 404) or finished message
+    (MESSAGE_FINISHED) and twice (ALREADY_CANCELLED); nothing changes then."""
+    message_id = body.message_id
+    if body.idempotency_key is not None:
+        message_id = f"{identity}:{body.idempotency_key}"
+    return await deps.sessions.cancel(session_id, message_id, reason=body.reason)
 
 
 @router.get("/sessions/{session_id}/proposals", tags=["proposals"])

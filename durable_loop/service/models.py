@@ -35,6 +35,9 @@ class SessionStarted(BaseModel):
     )
 
 
+IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
+
+
 class PostMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -47,6 +50,20 @@ class PostMessage(BaseModel):
         description="Reply only with the final result, not awaiting_approval while tool "
         "calls wait for a person",
     )
+    interrupt: bool = Field(
+        default=False, description="Cancel the session's running message and run this one next"
+    )
+
+
+class CancelMessage(BaseModel):
+    """Which message to cancel: ``message_id`` (as in a RunResult or the status), or the
+    ``idempotency_key`` the caller sent it with; neither: the running message."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message_id: str | None = Field(default=None, min_length=1, max_length=400)
+    idempotency_key: str | None = Field(default=None, pattern=IDEMPOTENCY_KEY_PATTERN)
+    reason: str = Field(default="cancelled", max_length=200)
 
 
 class Decide(BaseModel):

@@ -19,19 +19,22 @@ def _event(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     }
 
 
-def _sse(events: list[dict[str, Any]], usage: dict[str, int] | None) -> Reply:
+def _sse(events: list[dict[str, Any]], usage: dict[str, int] | None, pace_s: float = 0.0) -> Reply:
     usage_event = {"id": "chatcmpl-scripted", "choices": [], "usage": usage or DEFAULT_USAGE}
     lines = [f"data: {json.dumps(e)}\n\n" for e in [*events, usage_event]]
     return Reply(
-        raw="".join(lines) + "data: [DONE]\n\n", headers={"content-type": "text/event-stream"}
+        raw="".join(lines) + "data: [DONE]\n\n",
+        headers={"content-type": "text/event-stream"},
+        pace_s=pace_s,
     )
 
 
-def text(*pieces: str, usage: dict[str, int] | None = None) -> Reply:
+def text(*pieces: str, usage: dict[str, int] | None = None, pace_s: float = 0.0) -> Reply:
+    """``pace_s``: a slow stream, one event every ``pace_s`` seconds."""
     events = [_event({"role": "assistant", "content": ""})]
     events += [_event({"content": piece}) for piece in pieces]
     events.append(_event({}, "stop"))
-    return _sse(events, usage)
+    return _sse(events, usage, pace_s)
 
 
 def tool_call(

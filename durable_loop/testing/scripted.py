@@ -45,6 +45,8 @@ class Reply:
     delay_s: float = 0.0
     raw: str | None = None
     drop_connection: bool = False
+    pace_s: float = 0.0
+    """Seconds between the events of a streamed (``text/event-stream``) reply."""
 
     def encoded(self) -> bytes:
         if self.raw is not None:
@@ -189,7 +191,13 @@ class ScriptedLLM:
                         self.send_header(key, value)
                     self.send_header("content-length", str(len(payload)))
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if not reply.pace_s:
+                        self.wfile.write(payload)
+                        return
+                    for event in payload.split(b"\n\n"):
+                        self.wfile.write(event + b"\n\n" if event else b"")
+                        self.wfile.flush()
+                        time.sleep(reply.pace_s)
                 except (BrokenPipeError, ConnectionResetError):
                     return
 

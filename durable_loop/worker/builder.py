@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from temporalio.client import Client
 from temporalio.worker import Interceptor, Worker
 
+from durable_loop.activities.heartbeat import CANCEL_NOTICE
 from durable_loop.activities.long_running import LongToolActivities
 from durable_loop.activities.tools import ToolActivities
 from durable_loop.core.constants import TASK_QUEUE
@@ -98,5 +99,7 @@ def build_tool_worker(
         task_queue=task_queue,
         activities=[tools.run_tool, LongToolActivities(tools).run_long_tool],
         interceptors=list(interceptors),
+        max_heartbeat_throttle_interval=CANCEL_NOTICE,
+        default_heartbeat_throttle_interval=CANCEL_NOTICE,
         **options,
     )

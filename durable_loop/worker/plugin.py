@@ -23,6 +23,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from durable_loop.activities.appends import TranscriptActivities
 from durable_loop.activities.approvals import ApprovalActivities
 from durable_loop.activities.gateway import LlmGateway
+from durable_loop.activities.heartbeat import CANCEL_NOTICE
 from durable_loop.activities.llm import LlmActivities
 from durable_loop.activities.long_running import LongToolActivities
 from durable_loop.activities.router import RouterActivities
@@ -174,6 +175,13 @@ class DurableLoopPlugin(SimplePlugin):
                     "workflows and activities to every worker built on it; give the client "
                     "DurableLoopPlugin() without deps, or leave it off the worker"
                 )
+            # heartbeats carry cancellation back: see activities.heartbeat
+            config["max_heartbeat_throttle_interval"] = min(
+                config.get("max_heartbeat_throttle_interval") or CANCEL_NOTICE, CANCEL_NOTICE
+            )
+            config["default_heartbeat_throttle_interval"] = min(
+                config.get("default_heartbeat_throttle_interval") or CANCEL_NOTICE, CANCEL_NOTICE
+            )
         return super().configure_worker(config)
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:

@@ -43,6 +43,7 @@ async def run_local_activity(
     *,
     start_to_close_timeout: timedelta,
     retry_policy: RetryPolicy | None = None,
+    cancellation_type: ActivityCancellationType = ActivityCancellationType.TRY_CANCEL,
     summary: str | None = None,
 ) -> Out:
     return await workflow.execute_local_activity(
@@ -51,5 +52,6 @@ async def run_local_activity(
         result_type=ref.output,
         start_to_close_timeout=start_to_close_timeout,
         retry_policy=retry_policy,
+        cancellation_type=cancellation_type,
         summary=summary,
     )

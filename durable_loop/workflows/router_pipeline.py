@@ -21,6 +21,7 @@ from typing import Literal, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
+from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
@@ -60,6 +61,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.tools import ToolSpec
 
 from durable_loop.workflows.activity_calls import run_activity
+from durable_loop.workflows.run_control import MessageCancelled
 from durable_loop.workflows.tool_loop import (
     LLM_NON_RETRYABLE,
     MessageLoop,
@@ -104,6 +106,8 @@ class RouterPipeline(MessageLoop):
             result_seq = await self._call_tool(call)
             mode: AnswerMode = "summarize" if router.summarize else "raw"
             return await self._answer(mode, user_seq, result_seq=result_seq, tool=call.tool)
+        except MessageCancelled:
+            return self._cancelled(self.control.reason or "cancelled")
         finally:
             self.result.pipeline = self.trace
             await self._flush()
@@ -185,13 +189,15 @@ class RouterPipeline(MessageLoop):
             options=self._options(),
         )
         try:
-            out = await run_activity(
+            step = run_activity(
                 ROUTER_STEP,
                 inp,
                 start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
                 retry_policy=retry_policy(endpoint.retry, LLM_NON_RETRYABLE),
+                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
                 summary=f"{'router' if kind == 'route' else 'executor'}: {endpoint.model}",
             )
+            out = await self.control.guard(step)
         except ActivityError as err:
             failure = failure_of(err)
             self._fail(failure.code, failure.message)
@@ -265,13 +271,15 @@ class RouterPipeline(MessageLoop):
             trace=self.trace,
         )
         try:
-            out = await run_activity(
+            answer = run_activity(
                 ROUTER_ANSWER,
                 inp,
                 start_to_close_timeout=timedelta(seconds=self.endpoint.timeout_s + 15),
                 retry_policy=retry_policy(self.endpoint.retry, LLM_NON_RETRYABLE),
+                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
                 summary=f"answer ({mode}): {self.endpoint.model if uses_model else 'no model'}",
             )
+            out = await self.control.guard(answer)
         except ActivityError as err:
             failure = failure_of(err)
             return self._fail(failure.code, failure.message)

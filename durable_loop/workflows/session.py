@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.budget import budget_of
     from durable_loop.core.config import LoopStrategy
     from durable_loop.core.contracts import (
+        CancelMessageRequest,
         CarriedState,
         CloseRequest,
         ListToolsInput,
@@ -48,6 +49,7 @@ from durable_loop.workflows.model_routing import switch_result, switched_setting
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.refusals import refuse
 from durable_loop.workflows.router_pipeline import RouterPipeline
+from durable_loop.workflows.run_control import RunControl, cancelled
 from durable_loop.workflows.tool_loop import MessageLoop, SessionCursor
 from durable_loop.workflows.visibility import SessionVisibility, VisibleState
 
@@ -77,6 +79,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
                 self._bodies.remember(queued.message_id, queued.text)
         self._in_progress: str | None = None
         self._closing: str | None = None
+        self._control = RunControl()
         self._proposals = ProposalBook(inp.session_id, inp.settings.workspace, carried.proposals)
         self._approvals = ApprovalBook(inp.session_id, inp.settings, carried.approvals)
         self._parked: ParkedMessage | None = carried.parked
@@ -84,6 +87,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
 
     @workflow.run
     async def run(self, inp: SessionInput) -> SessionEnd:
+        self._control.start()
         self._proposals.start()
         self._approvals.start()
         self._visibility_task = asyncio.create_task(self._visibility.keep_current())
@@ -99,6 +103,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
                 assert self._parked is not None
                 parked, self._parked = self._parked, None
                 self._in_progress = parked.message_id
+                self._control.begin(parked.message_id)
                 loop = self._loop(catalog, parked.message_id)
                 await self._after(loop, await loop.resume(parked), inp)
                 continue
@@ -114,6 +119,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
             message = self._queue.pop(0)
             message_id = message.message_id or str(workflow.uuid4())
             self._in_progress = message_id
+            self._control.begin(message_id)
             loop = self._loop(catalog, message_id)
             await self._after(loop, await loop.run(message.text), inp)
 
@@ -128,6 +134,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
             message_id=message_id,
             proposals=self._proposals,
             approvals=self._approvals,
+            control=self._control,
         )
 
     def _takes_message(self) -> bool:
@@ -138,10 +145,14 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
         return parked is not None and self._approvals.all_decided(parked.held)
 
     async def _after(self, loop: MessageLoop, result: RunResult, inp: SessionInput) -> None:
-        """Keep a message's result (final, or awaiting approval) and continue as new if due."""
+        """Keep a message's result (final, or awaiting approval) and continue as new if due.
+        A cancel accepted while the message parked on held calls answers with the interim
+        result: a parked message is not cancelled (its calls wait for their decisions)."""
         self._in_progress = None
         self._parked = loop.held.parked
+        ended = self._control.end(result)
         if self._parked is None:
+            result = ended
             self._messages_done += 1
         self._keep_result(result)
         if self._should_continue_as_new():
@@ -211,9 +222,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
         info = workflow.current_update_info()
         message_id = message.message_id or (info.id if info else str(workflow.uuid4()))
         ignored = not_applied(message.settings_digest, self._settings)
-        if message_id not in self._results and not self._is_pending(message_id):
-            self._queue.append(UserMessage(text=message.text, message_id=message_id))
-            self._bodies.remember(message_id, message.text)
+        self._enqueue(message, message_id)
         await workflow.wait_condition(
             lambda: self._has_result(message_id, message.wait_for_approval)
         )
@@ -258,11 +267,54 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
 
     @workflow.signal(name=names.SIGNAL_POST_MESSAGE)
     def post_message(self, message: UserMessage) -> None:
-        message_id = message.message_id or str(workflow.uuid4())
+        self._enqueue(message, message.message_id or str(workflow.uuid4()))
+
+    def _enqueue(self, message: UserMessage, message_id: str) -> None:
+        """Queue a new message (a resent id is not queued again); with ``interrupt`` it goes
+        first and the running message is cancelled."""
         if message_id in self._results or self._is_pending(message_id):
             return
-        self._queue.append(UserMessage(text=message.text, message_id=message_id))
+        queued = UserMessage(text=message.text, message_id=message_id)
+        if message.interrupt:
+            self._queue.insert(0, queued)
+            self._control.cancel_running("interrupted by a new message")
+        else:
+            self._queue.append(queued)
         self._bodies.remember(message_id, message.text)
+
+    @workflow.update(name=names.UPDATE_CANCEL_MESSAGE)
+    async def cancel_message(self, request: CancelMessageRequest) -> RunResult:
+        """Cancel the running message (or a queued one); answers with its RunResult."""
+        message_id = self._cancel(request)
+        await workflow.wait_condition(lambda: message_id in self._results)
+        return self._results[message_id]
+
+    @cancel_message.validator
+    def _validate_cancel(self, request: CancelMessageRequest) -> None:
+        refusal = self._cancel_refusal(request)
+        if refusal is not None:
+            raise refuse(*refusal)
+
+    @workflow.signal(name=names.SIGNAL_CANCEL_MESSAGE)
+    def request_cancel(self, request: CancelMessageRequest) -> None:
+        """The Signal form of ``cancel_message``: a request it would refuse is ignored."""
+        if self._cancel_refusal(request) is None:
+            self._cancel(request)
+
+    def _cancel_refusal(self, request: CancelMessageRequest) -> tuple[ErrorCode, str] | None:
+        queued = (m.message_id for m in self._queue)
+        return self._control.refusal(request, queued, self._results)
+
+    def _cancel(self, request: CancelMessageRequest) -> str:
+        message_id = self._control.target(request)
+        assert message_id is not None  # refused otherwise
+        if message_id == self._in_progress:
+            self._control.cancel_running(request.reason)
+        else:
+            self._queue = [m for m in self._queue if m.message_id != message_id]
+            result = RunResult(message_id=message_id, status="completed")
+            self._keep_result(cancelled(result, request.reason))
+        return message_id
 
     @workflow.signal(name=names.SIGNAL_CLOSE)
     def close(self, request: CloseRequest) -> None:

@@ -12,6 +12,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core.activity_refs import LLM_TURN, WRITE_MESSAGES
@@ -46,6 +47,12 @@ from durable_loop.workflows.approvals import ApprovalBook
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
+from durable_loop.workflows.run_control import (
+    CANCELLED_NOTE,
+    MessageCancelled,
+    RunControl,
+    cancelled,
+)
 from durable_loop.workflows.tool_placement import heartbeat_timeout, run_tool_activity
 
 LLM_NON_RETRYABLE: list[str] = [
@@ -112,8 +119,10 @@ class MessageLoop:
         message_id: str,
         proposals: ProposalBook | None = None,
         approvals: ApprovalBook | None = None,
+        control: RunControl | None = None,
     ) -> None:
         self.session_id = session_id
+        self.control = control or RunControl()
         self.proposals = proposals
         self.held = HeldCalls(self, approvals)
         self.settings = settings
@@ -168,6 +177,8 @@ class MessageLoop:
     async def _drive(self) -> RunResult:
         try:
             while True:
+                if self.control.reason is not None:
+                    return self._cancelled(self.control.reason)
                 if self.result.turns >= self.config.max_turns:
                     return self._fail(
                         ErrorCode.MAX_TURNS, f"no final answer after {self.config.max_turns} turns"
@@ -180,6 +191,8 @@ class MessageLoop:
                     if self.held.parked is not None:
                         return self.held.interim()
                     continue
+                if self.control.reason is not None:
+                    continue  # a reply that arrived after the cancel: ends above
                 if self._needs_finalization(out):
                     self.finalization_used = True
                     self.tools_off = self.config.fix_empty_final_disable_tools
@@ -191,6 +204,8 @@ class MessageLoop:
                     self._append_error_retry()
                     continue
                 return await self._finish(out)
+        except MessageCancelled:
+            return self._cancelled(self.control.reason or "cancelled")
         finally:
             await self._flush()
 
@@ -305,14 +320,16 @@ class MessageLoop:
         endpoint = inp.endpoint
         after = f" (fallback after {', '.join(inp.fallback_from)})" if inp.fallback_from else ""
         after += f" (circuit open: {', '.join(inp.circuit_open)})" if inp.circuit_open else ""
-        return await run_activity(
+        call = run_activity(
             LLM_TURN,
             inp,
             start_to_close_timeout=timedelta(seconds=endpoint.timeout_s + 15),
             heartbeat_timeout=heartbeat_timeout(self.config),
             retry_policy=retry_policy(endpoint.retry, LLM_NON_RETRYABLE),
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
             summary=f"llm: {endpoint.model} turn {inp.turn}{after}",
         )
+        return await self.control.guard(call)
 
     def _spend(self, usage: Usage) -> None:
         self.result.usage = self.result.usage + usage
@@ -393,28 +410,38 @@ class MessageLoop:
             arguments=approved.arguments if approved else None,
             edited_fields=approved.edited_fields if approved else [],
         )
+        run = run_tool_activity(
+            spec, inp, timeout_s=timeout_s, retry=retry_policy(retry), config=self.config
+        )
         try:
-            return await run_tool_activity(
-                spec, inp, timeout_s=timeout_s, retry=retry_policy(retry), config=self.config
-            )
+            return await self.control.guard(run)
+        except MessageCancelled:
+            reason = self.control.reason or "cancelled"
+            message = f"tool {call.name!r} was cancelled: its message was {reason}"
+            return self._failed_call(decision, ErrorCode.TOOL_CALL_CANCELLED, message)
         except ActivityError as err:
             timed_out = isinstance(err.cause, TimeoutError)
             code = ErrorCode.TOOL_TIMEOUT if timed_out else ErrorCode.TOOL_ERROR
-            message = failure_of(err).message
-            envelope = Envelope.failure(code, f"tool {call.name!r} failed: {message}")
-            self.appends.append(
-                AppendItem(
-                    seq=decision.result_seq,
-                    message=Message.tool_result(call.id, call.name, envelope),
-                )
+            message = f"tool {call.name!r} failed: {failure_of(err).message}"
+            return self._failed_call(decision, code, message)
+
+    def _failed_call(self, decision: CallDecision, code: ErrorCode, message: str) -> ToolRunOutput:
+        """The call's result when its activity gave none: the workflow writes the envelope."""
+        call = decision.call
+        envelope = Envelope.failure(code, message)
+        self.appends.append(
+            AppendItem(
+                seq=decision.result_seq,
+                message=Message.tool_result(call.id, call.name, envelope),
             )
-            return ToolRunOutput(
-                result_seq=decision.result_seq,
-                call_id=call.id,
-                name=call.name,
-                ok=False,
-                error_codes=[code],
-            )
+        )
+        return ToolRunOutput(
+            result_seq=decision.result_seq,
+            call_id=call.id,
+            name=call.name,
+            ok=False,
+            error_codes=[code],
+        )
 
     def _record(self, decision: CallDecision, ran: ToolRunOutput | None) -> None:
         call = decision.call
@@ -465,6 +492,7 @@ class MessageLoop:
                 executed=decision.action == "execute" and ran is not None and ran.executed,
                 reused=decision.action == "reuse",
                 deduplicated=decision.result_seq in self.deduplicated,
+                after_cancel=ran is not None and ran.after_cancel,
             )
         )
         self._remember(decision.result_seq, "tool", text, [call.name])
@@ -485,6 +513,13 @@ class MessageLoop:
         if verdict is not None:
             self.result.status = "failed"
             self.result.error = verdict
+        return self.result
+
+    def _cancelled(self, reason: str) -> RunResult:
+        """End cancelled; every started call already has its result, and a note after the
+        partial turn tells the model on the next message what was cut off."""
+        self._append(Message.user(CANCELLED_NOTE.format(reason=reason), synthetic=True))
+        self.result = cancelled(self.result, reason)
         return self.result
 
     def _fail(self, code: str, message: str) -> RunResult:

@@ -6,6 +6,10 @@
   ``<queue>-long``, served by a separate worker pool) that heartbeats; when the session is
   cancelled the workflow requests its cancellation and waits until the tool has stopped.
 * otherwise: a regular activity, on ``spec.task_queue`` when an ensemble sets one.
+
+A cancelled call (its message or its session cancelled) is waited for until the tool has
+stopped, so a tool that finishes anyway has its result stored, not raced by the workflow's
+``TOOL_CALL_CANCELLED`` envelope (see ``run_control``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from durable_loop.workflows.activity_calls import run_activity, run_local_activi
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 30.0
 SCHEDULING_SLACK_S = 10.0
+WAIT = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 
 
 def heartbeat_timeout(config: RuntimeConfig) -> timedelta | None:
@@ -50,6 +55,7 @@ async def run_tool_activity(
             inp,
             start_to_close_timeout=start_to_close,
             retry_policy=retry,
+            cancellation_type=WAIT,
             summary=summary,
         )
     if spec.long_running:
@@ -62,7 +68,7 @@ async def run_tool_activity(
             start_to_close_timeout=start_to_close,
             heartbeat_timeout=timedelta(seconds=heartbeat),
             retry_policy=retry,
-            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            cancellation_type=WAIT,
             summary=f"{summary} (long-running)",
         )
     return await run_activity(
@@ -72,5 +78,6 @@ async def run_tool_activity(
         start_to_close_timeout=start_to_close,
         heartbeat_timeout=heartbeat_timeout(config) if config else None,
         retry_policy=retry,
+        cancellation_type=WAIT,
         summary=summary,
     )

@@ -34,6 +34,11 @@ async def test_worker_killed_inside_a_tool_does_not_repeat_its_side_effect(chaos
     assert result.tool_invocations >= 2 and result.side_effects == 1
 
 
+async def test_worker_killed_during_a_cancellation_still_ends_it_cancelled(chaos_rig):
+    result = await run(chaos_rig, "kill_worker_during_cancel")
+    assert result.checks[0].clean and result.checks[0].runs >= 1
+
+
 async def test_messages_sent_while_the_worker_is_down_are_processed_on_return(chaos_rig):
     result = await run(chaos_rig, "message_while_worker_down")
     assert len(result.sessions) == 2

@@ -76,6 +76,12 @@ MODELS: dict[str, Callable[[RecordedRequest], Reply]] = {
     ),
     # setup `streaming session`
     "docs-stream": lambda request: reply.text("2 + 3 = 5"),
+    # setup `running message`: the essay is slow, anything after it quick
+    "docs-running": lambda request: (
+        reply.slow(reply.text("An essay on tides..."), 60)
+        if "essay" in str(request.messages[-1].get("content"))
+        else reply.text("Here is the summary.")
+    ),
     # setup `tool approvals` (the fingerprints docs/approvals.md shows are of these calls)
     "docs-approvals": answers(
         reply.tool_calls(
@@ -313,6 +319,7 @@ class Stage:
             "workspace worker": self.setup_workspace_worker,
             "streaming session": self.setup_streaming_session,
             "tool approvals": self.setup_tool_approvals,
+            "running message": self.setup_running_message,
         }
         assert name in setups, f"no setup {name!r} in tests/docs/stage.py"
         return setups[name]()
@@ -395,6 +402,25 @@ class Stage:
             result = await sessions.send("s1", "Pay acme and bob", message_id="m1")
             assert result.status == "awaiting_approval", result
             yield {"DURABLE_LOOP_DB_URL": db_url}
+
+    @asynccontextmanager
+    async def setup_running_message(self) -> AsyncIterator[dict[str, str]]:
+        """Session ``s1`` answering a slow message (one LLM call of a minute) right now."""
+        db_url = self.fresh_db()
+        await self.fresh_session("s1")
+        async with self.worker(db_url) as sessions:
+            llm = LlmEndpoint(model="docs-running", base_url=self.llm.base_url)
+            await sessions.start("s1", SessionSettings(llm=llm))
+            essay = asyncio.create_task(sessions.send("s1", "Write an essay about tides"))
+            deadline = time.monotonic() + READY_TIMEOUT_S
+            while (await sessions.status("s1")).state != "running":
+                assert time.monotonic() < deadline, "the essay never started"
+                await asyncio.sleep(0.05)
+            try:
+                yield {"DURABLE_LOOP_DB_URL": db_url}
+            finally:
+                await asyncio.wait({essay}, timeout=READY_TIMEOUT_S)
+                essay.cancel()
 
     # ------------------------------------------------------------------ after the page
 

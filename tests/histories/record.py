@@ -4,7 +4,8 @@
 so a change that would break running sessions fails CI. Regenerate them only on purpose
 (a deliberate, versioned workflow change), from the repository root::
 
-    .venv/bin/python -m tests.histories.record
+    .venv/bin/python -m tests.histories.record            # all
+    .venv/bin/python -m tests.histories.record cancelled  # a new scenario only
 
 Each scenario runs on a fresh time-skipping server with the scripted LLM endpoint and
 writes one file per workflow run (``<scenario>.run<N>.json``, Temporal's JSON history
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -107,6 +109,31 @@ async def tool_approvals(sessions: SessionClient, llm: ScriptedLLM) -> str:
     )
     await sessions.decide_tool_call(sid, c2.decision("reject", "bob", comment="not now"))
     await sessions.message_result(sid, "m1")
+
+
+async def cancelled(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """A tool turn cancelled (cancel_message), then a slow reply interrupted by a new message."""
+    sid, model = "recorded-cancelled", "recorded-cancelled-model"
+    llm.script(
+        model,
+        [
+            reply.tool_calls(("nap", {"seconds": 30, "label": "a"}), ("add", {"a": 1, "b": 2})),
+            reply.slow(reply.text("too late"), 30),
+            reply.text("steered"),
+        ],
+    )
+    await sessions.start(sid, settings_for(llm, model))
+    first = asyncio.create_task(sessions.send(sid, "nap and add", message_id="m1"))
+    while not any(e.tool_names for e in (await sessions.tail(sid)).entries):
+        await asyncio.sleep(0.05)  # the model called the tools
+    await asyncio.sleep(0.5)  # nap runs
+    await sessions.cancel(sid, "m1")
+    await first
+    second = asyncio.create_task(sessions.send(sid, "an essay", message_id="m2"))
+    while (await sessions.status(sid)).state != "running":
+        await asyncio.sleep(0.05)
+    await sessions.send(sid, "a haiku", message_id="m3", interrupt=True)
+    await second
     await sessions.close(sid)
     return sid
 
@@ -116,6 +143,7 @@ SCENARIOS: dict[str, Scenario] = {
     "parallel_calls": parallel_calls,
     "continue_as_new": continue_as_new,
     "tool_approvals": tool_approvals,
+    "cancelled": cancelled,
 }
 
 
@@ -153,9 +181,11 @@ async def record(target: Path = HERE, only: list[str] | None = None) -> list[Pat
 
 
 def main() -> None:
+    only = sys.argv[1:]
     for old in HERE.glob("*.json"):
-        old.unlink()
-    for path in asyncio.run(record()):
+        if not only or old.name.split(".")[0] in only:
+            old.unlink()
+    for path in asyncio.run(record(only=only)):
         print(f"wrote {path} ({path.stat().st_size} bytes)")
 
 

@@ -106,7 +106,7 @@ async def test_new_runs_take_the_new_path_and_deprecation_keeps_them_replaying(
         await store.close()
     assert result.reply == "5"
     [patched_run] = await fetch_histories(temporal_env.client, names.session_workflow_id(sid))
-    assert patch_markers(patched_run) == [PATCH]
+    assert PATCH in patch_markers(patched_run)  # beside the patches the session has shipped
     assert activity_types(patched_run)[0] == "list_tools"
     assert await replay_failures([patched_run], [PatchedSession]) == {}
     assert await replay_failures([patched_run], [PatchDeprecatedSession]) == {}

@@ -2,13 +2,17 @@
 
 Each message is an Update; while it is in flight the command polls the ``transcript_tail``
 and ``proposals`` Queries, so tool calls show as they happen and a proposal can be
-confirmed or rejected inline (also when the session waits for the decision). Reads plain
-lines from stdin, so it works under a terminal, tmux, or with input piped in.
+confirmed or rejected inline (also when the session waits for the decision). Ctrl-C
+while a message runs cancels that message (the session stays; Ctrl-C at the prompt ends
+the chat). Reads plain lines from stdin, so it works under a terminal, tmux, or with input
+piped in.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -178,11 +182,21 @@ class ChatLoop:
 
         from temporalio.client import WorkflowUpdateFailedError
 
-        task = asyncio.ensure_future(sessions.send(self.session_id, text))
-        while not task.done():
-            await asyncio.wait({task}, timeout=self.poll_s)
-            await self._progress(sessions)
-            await self._offer_decisions(sessions)
+        from durable_loop.client.update_retry import new_message_id
+
+        message_id = new_message_id()
+        task = asyncio.ensure_future(sessions.send(self.session_id, text, message_id=message_id))
+        interrupted = asyncio.Event()
+        cancelling = False
+        with on_ctrl_c(interrupted.set):
+            while not task.done():
+                await asyncio.wait({task}, timeout=self.poll_s)
+                if interrupted.is_set() and not cancelling:
+                    cancelling = True
+                    say("  · cancelling this message (the session stays)")
+                    await sessions.post_cancel(self.session_id, message_id, reason="Ctrl-C")
+                await self._progress(sessions)
+                await self._offer_decisions(sessions)
         try:
             result = task.result()
         except WorkflowUpdateFailedError as err:
@@ -369,6 +383,26 @@ def show_proposal(proposal: PendingProposal) -> None:
         source = f" from {op['from']}" if "from" in op else ""
         say(f"  {op['op']} {op['path']}{source}{value}")
     say(f"  expires {proposal.expires_at.isoformat(timespec='minutes')}")
+
+
+@contextlib.contextmanager
+def on_ctrl_c(handle: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C calls ``handle`` instead of interrupting the program, inside the block."""
+    import asyncio
+    import signal
+
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        loop.add_signal_handler(signal.SIGINT, handle)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread; Windows
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
 
 
 def say(text: str) -> None:

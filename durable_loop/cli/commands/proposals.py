@@ -191,12 +191,15 @@ async def _send_decision(
         raise known_error(err, session_id) from None
 
 
-def known_error(err: Exception, session_id: str) -> Exception:
-    """Map refusals to CliError(code); anything else passes through unchanged."""
+def known_error(
+    err: Exception, session_id: str, *, refused: ErrorCode = ErrorCode.DECISION_REFUSED
+) -> Exception:
+    """Map refusals to CliError(code) (``refused`` when a refusal carries none); anything
+    else passes through unchanged."""
     from durable_loop.cli.errors import CliError
     from durable_loop.client.proposals import ProposalNotPending
     from durable_loop.client.tool_approvals import ToolCallNotPending
 
     if isinstance(err, ProposalNotPending | ToolCallNotPending):
         return CliError(err.code, err.message)
-    return known_failure(err, session_id, ErrorCode.DECISION_REFUSED)
+    return known_failure(err, session_id, refused)

@@ -145,6 +145,12 @@ def send(
     message_id: Annotated[
         str | None, typer.Option("--message-id", help="Idempotency key for this message.")
     ] = None,
+    interrupt: Annotated[
+        bool,
+        typer.Option(
+            "--interrupt", help="Cancel the session's running message and run this one next."
+        ),
+    ] = False,
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for the reply.")
     ] = 300,
@@ -180,6 +186,7 @@ def send(
                 text,
                 settings,
                 message_id=message_id,
+                interrupt=interrupt,
                 timeout=timeout,
                 temporal={"address": address, "namespace": namespace, "api_key": api_key},
                 task_queue=task_queue,
@@ -204,6 +211,7 @@ async def _send(
     settings: SessionSettings | None,
     *,
     message_id: str | None,
+    interrupt: bool = False,
     timeout: float,
     temporal: dict[str, object],
     task_queue: str | None,
@@ -228,9 +236,11 @@ async def _send(
     sessions = SessionClient(client, task_queue=worker_settings.task_queue)
     try:
         if settings is None:
-            call = sessions.send(session_id, text, message_id=message_id)
+            call = sessions.send(session_id, text, message_id=message_id, interrupt=interrupt)
         else:
-            call = sessions.start_and_send(session_id, settings, text, message_id=message_id)
+            call = sessions.start_and_send(
+                session_id, settings, text, message_id=message_id, interrupt=interrupt
+            )
         async with asyncio.timeout(timeout):
             return await call
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):

@@ -10,6 +10,7 @@ from durable_loop.core.contracts import (
     LlmTurnInput,
     LlmTurnOutput,
     RunResult,
+    RunStatus,
     ToolRunInput,
     ToolRunOutput,
 )
@@ -129,7 +130,7 @@ class MessageRow(BaseModel):
 
     message_id: str | None = None
     user_text: str | None = Field(default=None, description="None when the store was not read")
-    status: Literal["completed", "failed"] | None = Field(
+    status: RunStatus | None = Field(
         default=None, description="None while it runs, or when it was posted by Signal"
     )
     error: CodedError | None = None

@@ -43,6 +43,7 @@ def lookup_tools() -> ToolRegistry:
     return registry
 
 
+PATCH_MARKER_KEYS = {"id", "deprecated"}
 LOCAL_ACTIVITY_MARKER_KEYS = {
     "seq",
     "attempt",
@@ -57,8 +58,9 @@ LOCAL_ACTIVITY_MARKER_KEYS = {
 
 def payload_encodings(history: WorkflowHistory) -> set[str]:
     """The ``encoding`` of every payload in the history, except the SDK's own bookkeeping
-    in local activity markers (``details.data``: seq, attempt, activity type, time), which
-    is checked to hold nothing else."""
+    in local activity markers (``details.data``: seq, attempt, activity type, time) and
+    for patches (the marker's ``details.patch-data`` and the ``TemporalChangeVersion``
+    search attribute: patch ids), each checked to hold nothing else."""
     found: set[str] = set()
 
     def walk(node: object, path: str) -> None:
@@ -69,6 +71,14 @@ def payload_encodings(history: WorkflowHistory) -> set[str]:
                 if encoding == "json/plain" and path.endswith("details/data/payloads"):
                     body = json.loads(base64.b64decode(node["data"]))
                     assert set(body) <= LOCAL_ACTIVITY_MARKER_KEYS, body
+                    return
+                if encoding == "json/plain" and path.endswith("details/patch-data/payloads"):
+                    body = json.loads(base64.b64decode(node["data"]))
+                    assert set(body) <= PATCH_MARKER_KEYS, body
+                    return
+                if encoding == "json/plain" and path.endswith("/TemporalChangeVersion"):
+                    body = json.loads(base64.b64decode(node["data"]))
+                    assert all(isinstance(p, str) and len(p) < 64 for p in body), body
                     return
                 found.add(encoding)
             for key, value in node.items():
