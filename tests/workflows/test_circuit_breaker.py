@@ -16,6 +16,11 @@ from tests.workflows.test_fallback import endpoint, llm_summaries
 from tests.workflows.toolkit import ToolLog, recording_tools
 
 
+def cool_down_s(env) -> float:
+    """Ten minutes on the time-skipping server; two seconds of real time on the dev server."""
+    return 600.0 if env.supports_time_skipping else 2.0
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -90,7 +95,8 @@ async def test_after_the_cool_down_one_probe_attempt_closes_the_circuit(
     primary, backup, sid = unique("primary"), unique("backup"), unique("s")
     scripted_llm.script(primary, [*[reply.error(503)] * 3, reply.text("back"), reply.text("again")])
     scripted_llm.script(backup, [reply.text("one"), reply.text("two")])
-    runtime = RuntimeConfig(circuit_breaker=CircuitBreakerSettings(cool_down_s=600))
+    breaker = CircuitBreakerSettings(cool_down_s=cool_down_s(temporal_env))
+    runtime = RuntimeConfig(circuit_breaker=breaker)
     settings = settings_for(scripted_llm, primary, runtime=runtime).model_copy(
         update={"fallback_llms": [endpoint(scripted_llm, backup)]}
     )
@@ -98,7 +104,7 @@ async def test_after_the_cool_down_one_probe_attempt_closes_the_circuit(
         await w.sessions.start(sid, settings)
         one = await w.sessions.send(sid, "a")  # 3 attempts (503): opens
         two = await w.sessions.send(sid, "b")  # skipped
-        await temporal_env.sleep(601)
+        await temporal_env.sleep(cool_down_s(temporal_env) + 1)
         three = await w.sessions.send(sid, "c")  # probe: one attempt, answers
         four = await w.sessions.send(sid, "d")  # closed again
         (history,) = await w.histories(sid)
@@ -122,14 +128,15 @@ async def test_a_failed_probe_opens_the_circuit_for_another_cool_down(
     primary, backup, sid = unique("primary"), unique("backup"), unique("s")
     scripted_llm.script(primary, [reply.error(503)] * 4)
     scripted_llm.script(backup, [reply.text("one"), reply.text("two"), reply.text("three")])
-    runtime = RuntimeConfig(circuit_breaker=CircuitBreakerSettings(cool_down_s=600))
+    breaker = CircuitBreakerSettings(cool_down_s=cool_down_s(temporal_env))
+    runtime = RuntimeConfig(circuit_breaker=breaker)
     settings = settings_for(scripted_llm, primary, runtime=runtime).model_copy(
         update={"fallback_llms": [endpoint(scripted_llm, backup)]}
     )
     async with loop_worker() as w:
         await w.sessions.start(sid, settings)
         await w.sessions.send(sid, "a")
-        await temporal_env.sleep(601)
+        await temporal_env.sleep(cool_down_s(temporal_env) + 1)
         probed = await w.sessions.send(sid, "b")  # one attempt, 503: open again
         skipped = await w.sessions.send(sid, "c")
 
