@@ -18,6 +18,7 @@ from durable_loop.testing.pytest_plugin import start_test_environment
 from tests.conftest import unique
 from tests.workflows.approval_kit import Payments, approval_settings, hour, payload_text
 from tests.workflows.proposal_kit import activity_names, eventually, tool_envelopes
+from tests.workflows.test_session import wait_until
 
 PAY = {"amount": 250, "to": "acme"}
 
@@ -92,6 +93,14 @@ async def test_rejection_by_signal_reaches_the_model(loop_worker, scripted_llm, 
         )
         await w.sessions.tool_calls.signal(sid, decision)
         final = await w.sessions.message_result(sid, first.message_id)
+
+        async def settled() -> bool:
+            described = await w.sessions.handle(sid).describe()
+            return not described.raw_description.pending_activities
+
+        # The Signal's audit activity may still be reporting: leave no activity open for a
+        # worker that is gone (it would stall the test server's clock for the next test).
+        await wait_until(settled)
     assert final.status == "completed" and payments.made == []
     assert [(t.name, t.executed, t.error_codes) for t in final.tool_calls] == [
         ("pay", False, ["TOOL_CALL_REJECTED"])
