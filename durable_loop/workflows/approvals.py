@@ -53,7 +53,7 @@ from durable_loop.workflows.proposals import (
     record_decision,
     refused_decision,
 )
-from durable_loop.workflows.refusals import refuse
+from durable_loop.workflows.refusals import refusal_scope, refuse
 
 CLOSE_ACTOR = "system:close"
 
@@ -249,7 +249,7 @@ class ApprovalBook:
             turn=pending.turn if pending else None,
             comment=(decision.comment or "").replace("\x00", "") or None,
             value={"code": refused.error.code, "message": refused.error.message},
-            key=f"tool-refused:{workflow.uuid4()}",
+            key=f"tool-refused:{refusal_scope()}:{workflow.uuid4()}",
         )
 
     async def close_held(self, held: list[PendingToolCall]) -> None:

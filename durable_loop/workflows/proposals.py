@@ -43,7 +43,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from durable_loop.workflows.activity_calls import run_activity
-from durable_loop.workflows.refusals import refuse
+from durable_loop.workflows.refusals import refusal_scope, refuse
 
 DECIDED_KEPT = 64
 REFUSED_KEPT = 32
@@ -237,7 +237,7 @@ class ProposalBook:
                 proposal_id=decision.proposal_id,
                 comment=(decision.comment or "").replace("\x00", "") or None,
                 value={"code": refused.error.code, "message": refused.error.message},
-                key=f"proposal-refused:{workflow.uuid4()}",
+                key=f"proposal-refused:{refusal_scope()}:{workflow.uuid4()}",
             )
         )
 

@@ -18,3 +18,11 @@ with workflow.unsafe.imports_passed_through():
 def refuse(code: ErrorCode, message: str) -> ApplicationError:
     """The non-retryable failure that refuses an Update with ``code``."""
     return ApplicationError(coded_text(code, message), type=code, non_retryable=True)
+
+
+def refusal_scope() -> str:
+    """What makes a refusal's audit key unique across sessions: ``workflow.uuid4()`` is
+    seeded per run, and a server may hand every run the same seed (the time-skipping
+    test server does), so the uuid alone collides across sessions sharing one store."""
+    info = workflow.info()
+    return f"{info.workflow_id}:{info.run_id}"

@@ -37,7 +37,9 @@ async def test_a_decision_is_audited_once_per_key(store):
     )
     written = await asyncio.gather(*(record_decision(store, audit) for _ in range(3)))
     again = await record_decision(store, audit)
-    other = await record_decision(store, audit.model_copy(update={"op": "reject", "key": "k2"}))
+    other = await record_decision(
+        store, audit.model_copy(update={"op": "reject", "key": unique("k2")})
+    )
     rows = await store.audit(wid)
     assert sorted(written) == [False, False, True] and again is False and other is True
     assert [(r.target, r.op, r.path, r.actor, r.actor_kind, r.turn, r.call_id) for r in rows] == [

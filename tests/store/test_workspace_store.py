@@ -284,7 +284,9 @@ async def test_wrong_fingerprint_commits_nothing(store):
 async def test_a_note_appends_audit_rows_once_per_key_and_changes_nothing(store):
     wid = unique("ws")
     await store.create(wid, facts={"a": 1})
-    source = ChangeSource(actor="ops", actor_kind="human", session_id="s1", idempotency_key="k1")
+    source = ChangeSource(
+        actor="ops", actor_kind="human", session_id="s1", idempotency_key=unique("k1")
+    )
     entries = [("budget", "set", "/max_session_tokens", 500)]
     first = await store.note(wid, entries, source)
     again = await store.note(wid, entries, source)
