@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
+from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.contracts import LlmTurnInput, RunResult, TranscriptRef, UserMessage
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import CodedError
@@ -166,9 +167,8 @@ def test_unset_typed_fields_stay_out_of_payloads():
     assert "output_schema" not in UserMessage(text="x").model_dump_json()
     assert '"output"' not in RunResult(message_id="m", status="completed").model_dump_json()
     assert "structured_output" not in LlmEndpoint(model="m").model_dump_json()
-    assert (
-        '"output":null'
-        not in RunResult.model_validate_json(
-            RunResult(message_id="m", status="completed", output=0).model_dump_json()
-        ).model_dump_json()
-    )
+    zero = RunResult(message_id="m", status="completed", output=0).model_dump_json()
+    assert RunResult.model_validate_json(zero).output == 0
+    retries = RuntimeConfig(output_retries=3).model_dump_json()
+    assert '"output_retries":3' in retries
+    assert "output_retries" not in RuntimeConfig().model_dump_json()

@@ -4,7 +4,6 @@ answer is invalid, the loop sends the validation errors back, the second one is 
 
 from __future__ import annotations
 
-import base64
 import json
 
 import pytest
@@ -12,13 +11,16 @@ from pydantic import BaseModel
 from temporalio.client import WorkflowUpdateFailedError
 
 from durable_loop.client.refusals import refusal_of
-from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.config import LoopStrategy, RuntimeConfig, SessionSettings
+from durable_loop.core.contracts import UserMessage
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.typed_output.parse import OutputUnavailable
 from durable_loop.testing import reply
 from durable_loop.testing import reply_anthropic as anthropic
 from durable_loop.testing import reply_gemini as gemini
+from durable_loop.workflows.typed_answers import output_schema_refusal
 from tests.conftest import FAST_RETRY, settings_for, unique
+from tests.workflows.approval_kit import Payments, approval_settings, payload_text
 from tests.workflows.toolkit import ToolLog, recording_tools
 
 CITY = {
@@ -243,22 +245,46 @@ async def test_messages_without_a_schema_carry_no_new_fields(loop_worker, script
     async with loop_worker(recording_tools(ToolLog())) as w:
         await w.sessions.start(sid, settings_for(scripted_llm, model))
         await w.sessions.send(sid, "hello")
-        history = await w.sessions.handle(sid).fetch_history()
-    text = "\n".join(payload_texts(json.loads(history.to_json())))
-    assert '"text":"hello"' in text.replace(" ", "")
+        text = payload_text(await w.histories(sid))
+    assert '"text":"hello"' in text
     for new_field in ("output_schema", '"output"', "output_retries", "structured_output"):
         assert new_field not in text
     assert "typed-output" not in text
 
 
-def payload_texts(node) -> list[str]:
-    """Every payload of a history (JSON-encoded, base64 on the wire) as text."""
-    if isinstance(node, list):
-        return [t for item in node for t in payload_texts(item)]
-    if not isinstance(node, dict):
-        return []
-    if "metadata" in node and "data" in node and isinstance(node["data"], str):
-        return [base64.b64decode(node["data"]).decode("utf-8", errors="replace")]
-    found = [t for value in node.values() for t in payload_texts(value)]
-    marker = node.get("markerName")
-    return [*found, marker] if isinstance(marker, str) else found
+async def test_a_typed_message_parked_on_an_approval_keeps_its_schema(
+    loop_worker, scripted_llm, temporal_env
+):
+    model, sid, payments = unique("oai"), unique("typed"), Payments()
+    scripted_llm.script(
+        model,
+        [
+            reply.tool_call("pay", {"amount": 250, "to": "acme"}, "c1"),
+            reply.text("Paid 250 to acme."),
+            reply.text('{"paid": 250, "to": "acme"}'),
+        ],
+    )
+    schema = {"type": "object", "required": ["paid", "to"]}
+    async with loop_worker(payments.registry()) as w:
+        await w.sessions.start(sid, approval_settings(scripted_llm, model, temporal_env))
+        first = await w.sessions.send(sid, "pay acme", output_schema=schema)
+        await w.sessions.confirm_tool_call(sid, "c1", "alice")
+        final = await w.sessions.message_result(sid, first.message_id)
+        text = payload_text(await w.histories(sid))
+    # the schema outlived the wait: the prose answer after the approval was sent back
+    assert first.status == "awaiting_approval" and first.output is None
+    assert final.status == "completed", final
+    assert final.output == {"paid": 250, "to": "acme"} and final.turns == 3
+    assert [a for a, _, _ in payments.made] == [250]
+    assert "typed-output" in text
+
+
+def test_the_session_refuses_schemas_it_cannot_honour():
+    plain = SessionSettings(llm=LlmEndpoint(model="m"))
+    router = plain.model_copy(update={"runtime": RuntimeConfig(loop_strategy=LoopStrategy.ROUTER)})
+    assert output_schema_refusal(UserMessage(text="x"), router) is None
+    assert output_schema_refusal(UserMessage(text="x", output_schema=CITY), plain) is None
+    refused = output_schema_refusal(UserMessage(text="x", output_schema=CITY), router)
+    assert refused is not None and "loop_strategy=router" in refused
+    bad = UserMessage(text="x", output_schema={"type": 1})
+    assert "not a valid JSON Schema" in (output_schema_refusal(bad, plain) or "")
