@@ -56,6 +56,11 @@ def test_judge_answer(text, truncated, expected):
         assert not verdict.ok and expected in verdict.errors[0]
 
 
+def test_a_schema_that_fails_while_validating_is_an_error_not_an_exception():
+    verdict = judge_answer("1", {"$ref": "https://example.com/remote"}, truncated=False)
+    assert not verdict.ok and "cannot be applied" in verdict.errors[0]
+
+
 def test_many_errors_are_capped_and_the_retry_text_lists_them():
     schema = {"type": "array", "items": {"type": "integer"}}
     verdict = judge_answer('["a","b","c","d","e","f","g","h","i","j"]', schema, truncated=False)

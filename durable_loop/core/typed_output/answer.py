@@ -51,8 +51,14 @@ def judge_answer(text: str | None, schema: OutputSchema, *, truncated: bool) -> 
         value = strict_loads(_unfenced(text or "").strip())
     except (ValueError, RecursionError) as err:
         return OutputVerdict(errors=[f"the answer is not valid JSON: {err}"])
-    validator = validator_for(schema)(schema)
-    found = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
+    try:
+        validator = validator_for(schema)(schema)
+        found = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
+    except Exception as err:
+        # A schema that passed check_schema can still fail while validating (an
+        # unresolvable $ref, a schema that skipped admission such as a child session's):
+        # raised in workflow code it would fail the workflow task again on every retry.
+        return OutputVerdict(errors=[f"the output schema cannot be applied: {err}"])
     if not found:
         return OutputVerdict(value=value)
     errors = []
