@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from durable_loop.core.registry import ToolContext, ToolFailure, ToolRegistry
     from durable_loop.core.retry import RetrySettings
     from durable_loop.core.tools import ToolSpec
+    from durable_loop.core.typed_output.parse import OutputUnavailable
     from durable_loop.store.engine import StoreConfig, open_store
     from durable_loop.store.stream import StreamStore
     from durable_loop.store.transcript import TranscriptStore
@@ -129,6 +130,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "durable_loop.core.messages": ("Message", "ToolCall", "Usage"),
     "durable_loop.core.envelope": ("Envelope",),
     "durable_loop.core.errors": ("CodedError", "ConfigError", "ErrorCode"),
+    "durable_loop.core.typed_output.parse": ("OutputUnavailable",),
     "durable_loop.core.proposals": (
         "DecisionResult",
         "PendingProposal",
@@ -209,6 +211,7 @@ __all__ = [
     "LlmEndpoint",
     "LoopStrategy",
     "Message",
+    "OutputUnavailable",
     "PendingProposal",
     "PendingToolCall",
     "Progress",

@@ -34,6 +34,7 @@ from durable_loop.core.reply_meta import LlmReplyMeta
 from durable_loop.core.request import plan_turn
 from durable_loop.core.transforms.registry import transform_tool_calls
 from durable_loop.core.transforms.text_calls import text_call_warning
+from durable_loop.core.typed_output import final_answer_from_call
 from durable_loop.store import TranscriptStore
 from durable_loop.store.stream import StreamStore
 
@@ -93,6 +94,8 @@ class LlmActivities:
         reply = done.reply
         message = fill_missing_call_ids(reply.message, id_prefix)
         message = transform_tool_calls(transforms.tool_call_transforms, message)
+        if inp.output_schema is not None:
+            message = final_answer_from_call(message, inp.output_schema)
         report = turn.report
         warning = (
             None

@@ -21,6 +21,7 @@ from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.models import Trace
 from durable_loop.client.tracing import end_message_span, message_span
+from durable_loop.client.typed_output import message_schema
 from durable_loop.client.update_retry import message_update_id, new_message_id, until_admitted
 from durable_loop.client.workspace import session_workspace_id
 from durable_loop.core import names
@@ -52,6 +53,7 @@ from durable_loop.core.proposals import (
     Verdict,
 )
 from durable_loop.core.settings_digest import differing, settings_digest
+from durable_loop.core.typed_output import OutputSchema
 from durable_loop.store.stream import StreamStore
 from durable_loop.workflows.visibility import MEMO_SESSION, MEMO_TITLE, PENDING_QUERY
 
@@ -180,18 +182,23 @@ class SessionClient:
         message_id: str | None = None,
         wait_for_approval: bool = False,
         interrupt: bool = False,
+        output_schema: OutputSchema | None = None,
+        output_type: type[Any] | None = None,
     ) -> RunResult:
         """Send a message to a running session and wait for the reply (repeated with the
         same message id while an overloaded server times out admitting it). While tool calls
         of it wait for a person the reply is ``awaiting_approval`` listing them, unless
         ``wait_for_approval``; :meth:`message_result` waits for the final one.
-        ``interrupt``: cancel the running message and run this one next."""
+        ``interrupt``: cancel the running message and run this one next.
+        ``output_type`` (or a JSON ``output_schema``): the answer is JSON of that type, in
+        ``result.output``; ``result.output_as(output_type)`` reads it as one."""
         message_id = message_id or new_message_id()
         message = UserMessage(
             text=text,
             message_id=message_id,
             wait_for_approval=wait_for_approval,
             interrupt=interrupt,
+            output_schema=message_schema(output_schema, output_type),
         )
         with message_span(session_id, message_id) as span:
             result = await until_admitted(
@@ -212,6 +219,8 @@ class SessionClient:
         *,
         message_id: str | None = None,
         interrupt: bool = False,
+        output_schema: OutputSchema | None = None,
+        output_type: type[Any] | None = None,
     ) -> RunResult:
         """Update-with-start: one call that creates the session if needed and sends
         (repeated with the same message id while the server times out admitting it). A
@@ -220,6 +229,7 @@ class SessionClient:
         inp, memo = await self._session_input(session_id, settings)
         message_id = message_id or new_message_id()
         digest = settings_digest(inp.settings)
+        schema = message_schema(output_schema, output_type)
 
         async def attempt() -> RunResult:
             start: WithStartWorkflowOperation[SessionInput, SessionEnd] = (
@@ -235,7 +245,11 @@ class SessionClient:
             return await self.client.execute_update_with_start_workflow(
                 names.UPDATE_SEND_MESSAGE,
                 UserMessage(
-                    text=text, message_id=message_id, settings_digest=digest, interrupt=interrupt
+                    text=text,
+                    message_id=message_id,
+                    settings_digest=digest,
+                    interrupt=interrupt,
+                    output_schema=schema,
                 ),
                 start_workflow_operation=start,
                 id=message_update_id(message_id, text),
@@ -291,10 +305,15 @@ class SessionClient:
         *,
         message_id: str | None = None,
         interrupt: bool = False,
+        output_schema: OutputSchema | None = None,
+        output_type: type[Any] | None = None,
     ) -> None:
+        schema = message_schema(output_schema, output_type)
         await self.handle(session_id).signal(
             names.SIGNAL_POST_MESSAGE,
-            UserMessage(text=text, message_id=message_id, interrupt=interrupt),
+            UserMessage(
+                text=text, message_id=message_id, interrupt=interrupt, output_schema=schema
+            ),
         )
 
     async def cancel(

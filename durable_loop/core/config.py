@@ -23,6 +23,7 @@ from durable_loop.core.circuit import CircuitBreakerSettings
 from durable_loop.core.endpoint import RESERVED_REQUEST_KEYS, LlmEndpoint
 from durable_loop.core.retry import RetrySettings
 from durable_loop.core.transforms.names import TransformSet, check_names
+from durable_loop.core.typed_output.answer import DEFAULT_OUTPUT_RETRIES
 
 DEFAULT_FIX_EMPTY_FINAL_TEXT = (
     "Your last reply was empty. Using the tool results above, write the final answer now."
@@ -137,6 +138,14 @@ class RuntimeConfig(BaseModel):
     retry_after_tool_error_text: str = Field(
         default=DEFAULT_RETRY_AFTER_TOOL_ERROR_TEXT,
         description="Template with {name} (the tool) and {error} (its first error message)",
+    )
+    output_retries: int = Field(
+        default=DEFAULT_OUTPUT_RETRIES,
+        ge=0,
+        exclude_if=lambda value: value == DEFAULT_OUTPUT_RETRIES,
+        description="A message with an output_schema whose final answer is not valid JSON "
+        "for it is sent back with the validation errors at most this many times, then "
+        "fails with OUTPUT_INVALID",
     )
     repeated_call_guard: bool = True
     request_overrides: dict[str, JsonValue] = Field(default_factory=dict)

@@ -6,7 +6,7 @@ references, sizes, codes and short previews, never the transcript itself.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field, JsonValue
 
@@ -22,6 +22,17 @@ from durable_loop.core.proposals import ProposalBookState, ProposalNotice
 from durable_loop.core.tools import ToolCatalog
 from durable_loop.core.transforms.defaults import with_provider_normalization
 from durable_loop.core.transforms.names import TransformSet
+from durable_loop.core.typed_output import OutputSchema
+from durable_loop.core.typed_output.parse import parse_output
+
+T = TypeVar("T")
+
+
+def _is_none(value: object) -> bool:
+    """Fields added for typed answers are left out of payloads while unset, so messages
+    without an output schema keep the payloads (and histories) they had before."""
+    return value is None
+
 
 # ---------------------------------------------------------------- workflow surface
 
@@ -44,6 +55,12 @@ class UserMessage(BaseModel):
     interrupt: bool = Field(
         default=False,
         description="Cancel the running message (if any) and run this one next",
+    )
+    output_schema: OutputSchema | None = Field(
+        default=None,
+        exclude_if=_is_none,
+        description="A JSON Schema the final answer must be valid against: the reply is "
+        "JSON and RunResult.output holds the parsed value (error OUTPUT_INVALID otherwise)",
     )
 
 
@@ -119,6 +136,18 @@ class RunResult(BaseModel):
     pending_approvals: list[PendingToolCall] = Field(
         default_factory=list, description="awaiting_approval: the calls that wait for a person"
     )
+    output: JsonValue = Field(
+        default=None,
+        exclude_if=_is_none,
+        description="A message sent with an output_schema: the final answer parsed as JSON "
+        "and valid against the schema",
+    )
+
+    def output_as(self, output_type: type[T]) -> T:
+        """The typed answer as ``output_type`` (the type whose schema was sent, e.g. a
+        Pydantic model); raises ``OutputUnavailable`` (with the run's error code) when the
+        message ended without one."""
+        return parse_output(self.output, output_type, status=self.status, error=self.error)
 
 
 class TailEntry(BaseModel):
@@ -197,6 +226,8 @@ class ParkedMessage(BaseModel):
     finalization_used: bool = False
     error_retries_used: int = 0
     fallbacks_left: int = 0
+    output_schema: OutputSchema | None = Field(default=None, exclude_if=_is_none)
+    output_retries_used: int | None = Field(default=None, exclude_if=_is_none)
 
 
 class CarriedState(BaseModel):
@@ -318,6 +349,11 @@ class LlmTurnInput(BaseModel):
         description="Of fallback_from, the models skipped without an attempt (circuit open)",
     )
     stream: bool = Field(default=False, description="Stream the text to the stream_chunks table")
+    output_schema: OutputSchema | None = Field(
+        default=None,
+        exclude_if=_is_none,
+        description="The message's output schema: the request asks for a typed answer",
+    )
 
     def effective_transforms(self) -> TransformSet:
         """The session's transforms plus, unless turned off, the provider's normalisation."""

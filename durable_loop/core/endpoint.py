@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
@@ -71,6 +72,13 @@ class LlmEndpoint(BaseModel):
     tool_calling_reliable: bool | None = Field(
         default=None,
         description="Marks the model for tool_use_mode=enforced; None asks the catalog.",
+    )
+    structured_output: Literal["native", "tool"] | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="How a typed answer (output_schema) is asked for: native (response_format "
+        "/ responseJsonSchema) or a final_answer tool; None: the provider's default "
+        "(core.typed_output.request). Anthropic always uses the tool.",
     )
 
     @model_validator(mode="before")

@@ -35,6 +35,7 @@ class ErrorCode(StrEnum):
     EMPTY_FINAL = "EMPTY_FINAL"
     BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
     MESSAGE_CANCELLED = "MESSAGE_CANCELLED"
+    OUTPUT_INVALID = "OUTPUT_INVALID"
     # providers (activity failures) and configuration
     PROVIDER_ERROR = "PROVIDER_ERROR"
     PROVIDER_AUTH = "PROVIDER_AUTH"

@@ -25,6 +25,7 @@ from durable_loop.core.transforms.registry import (
     transform_tools,
     transform_wire_messages,
 )
+from durable_loop.core.typed_output import shape_for_output
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -
     """The plan and messages of one LLM turn: tools (masked, transformed), options,
     context window and fingerprint. Encoding for a provider is :func:`encode_request`."""
     transforms = inp.effective_transforms()
-    tool_choice = inp.tool_choice
+    tool_choice: str | dict[str, JsonValue] | None = inp.tool_choice
     if inp.send_tools:
         tools = registry.specs(inp.tool_names)
     elif inp.tool_names and no_call_keeps_tools(inp.endpoint.provider, history.messages):
@@ -98,6 +99,16 @@ def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -
     else:
         tools = []
     tools = transform_tools(transforms.tool_transforms, tools)
+    options = request_options(inp, bool(tools))
+    if inp.output_schema is not None:
+        tools, tool_choice, options = shape_for_output(
+            inp.endpoint.provider,
+            inp.endpoint.structured_output,
+            inp.output_schema,
+            tools=tools,
+            tool_choice=tool_choice,
+            options=options,
+        )
     window = inp.endpoint.context_window
     unread = history.unread
     context = build_context(
@@ -118,7 +129,7 @@ def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -
         upto_seq=inp.transcript.upto_seq,
         tools=tools,
         tool_choice=tool_choice if tools else None,
-        llm_options=request_options(inp, bool(tools)),
+        llm_options=options,
         transforms=transforms.all_names(),
     )
     return TurnPlan(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import JsonValue
@@ -164,6 +164,15 @@ def gives_up_after_errors(scenario: Scenario, view: ModelView, action: Action) -
     return action
 
 
+def invalid_json_first(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    """Asked for a typed answer, answers in prose first; sends the JSON once the loop
+    returns the validation errors."""
+    corrected = "output schema" in view.last_user
+    if view.json_asked and not action.calls and not corrected:
+        return Action.final(f"Sure! Here it is: {action.text}")
+    return action
+
+
 @dataclass(frozen=True)
 class Behaviour:
     name: str
@@ -179,6 +188,7 @@ class Behaviour:
             messages = request.messages
             tools = request.body.get("tools")
             view = view_of(messages, tools_sent=bool(tools), tools=tools)
+            view = replace(view, json_asked="response_format" in request.body)
             action = self.twist(scenario, view, scenario.policy(view))
             turn = sum(1 for m in messages if m.get("role") == "assistant")
             return self.render(action, turn)
@@ -266,6 +276,14 @@ BEHAVIOURS: dict[str, Behaviour] = {
             fixed_by="retry_after_tool_error",
             fix=presets.retry_after_tool_error(),
             description="answers as if done right after a failed call (like local Qwen2.5-Coder)",
+        ),
+        Behaviour(
+            "invalid_json_first",
+            twist=invalid_json_first,
+            fixed_by="output_retries",
+            fix={"output_retries": 2},
+            broken_under={"output_retries": 0},
+            description="asked for a typed answer, first answers with prose around the JSON",
         ),
         Behaviour(
             "ignores_size_errors",

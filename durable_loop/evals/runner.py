@@ -83,7 +83,10 @@ async def run_job(job: Job, target: EvalTarget) -> RunRecord:
     try:
         await target.sessions.start(session_id, job.settings)
         result = await asyncio.wait_for(
-            target.sessions.send(session_id, job.scenario.prompt), timeout=job.timeout_s
+            target.sessions.send(
+                session_id, job.scenario.prompt, output_schema=job.scenario.output_schema
+            ),
+            timeout=job.timeout_s,
         )
         approver = job.scenario.approver
         if result.status == "awaiting_approval" and approver is not None:
@@ -103,6 +106,7 @@ async def run_job(job: Job, target: EvalTarget) -> RunRecord:
         draft=snapshot.draft,
         error_code=result.error.code if result and result.error else None,
         session_id=session_id,
+        output=result.output if result else None,
         audit=[
             (a.op, a.actor) for a in await target.workspace.audit(session_id) if a.target == "tool"
         ],

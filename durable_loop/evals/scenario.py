@@ -65,6 +65,8 @@ class ModelView:
     last_user: str
     offered: dict[str, frozenset[str]] = field(default_factory=dict)
     """Tool name -> the argument names its schema offers in this request."""
+    json_asked: bool = False
+    """The request asks for a typed answer (``response_format`` json_schema)."""
 
     def ok(self, name: str) -> bool:
         return any(r.name == name and r.ok for r in self.results)
@@ -133,6 +135,8 @@ class Trace:
     error_code: str | None = None
     session_id: str = ""
     audit: list[tuple[str, str]] = field(default_factory=list)
+    output: JsonValue = None
+    """The typed answer (scenarios with an output schema)."""
 
     def ok_calls(self, name: str) -> int:
         return sum(1 for n, ok, _ in self.tool_calls if n == name and ok)
@@ -167,6 +171,8 @@ class Scenario:
     description: str = ""
     approver: Approver | None = None
     """Decides the calls held for approval (the scenario's tools need it)."""
+    output_schema: dict[str, JsonValue] | None = None
+    """Sent with the prompt: the final answer must be JSON valid against it."""
 
 
 # ---------------------------------------------------------------- shared assertions

@@ -8,8 +8,9 @@ from durable_loop.evals.scenario import Scenario
 from durable_loop.evals.scenarios_approvals import APPROVALS
 from durable_loop.evals.scenarios_core import CORE
 from durable_loop.evals.scenarios_recovery import RECOVERY
+from durable_loop.evals.scenarios_typed import TYPED
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (*CORE, *RECOVERY)}
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (*CORE, *RECOVERY, *TYPED)}
 GATED: dict[str, Scenario] = {s.name: s for s in APPROVALS}
 """Scenarios with a scripted approver: selected by name, outside the presets (the
 model-quirk behaviours are measured on the scenarios above)."""

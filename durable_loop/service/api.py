@@ -141,10 +141,16 @@ async def post_message(
             message_id=message_id,
             wait_for_approval=body.wait_for_approval,
             interrupt=interrupt,
+            output_schema=body.output_schema,
         )
     else:
         call = deps.sessions.start_and_send(
-            session_id, body.settings, body.text, message_id=message_id, interrupt=interrupt
+            session_id,
+            body.settings,
+            body.text,
+            message_id=message_id,
+            interrupt=interrupt,
+            output_schema=body.output_schema,
         )
     return await within_reply_timeout(
         call, deps, "retry with the same Idempotency-Key to get the reply"

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from durable_loop.core.approvals import PendingToolCall
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.proposals import DecisionResult, PendingProposal, Verdict
+from durable_loop.core.typed_output import OutputSchema
 from durable_loop.service.diff import FactsDiff
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
@@ -52,6 +53,11 @@ class PostMessage(BaseModel):
     )
     interrupt: bool = Field(
         default=False, description="Cancel the session's running message and run this one next"
+    )
+    output_schema: OutputSchema | None = Field(
+        default=None,
+        description="A JSON Schema the final answer must fit: the reply's output holds it "
+        "parsed (422 INVALID_SETTING for a schema that is not valid JSON Schema)",
     )
 
 

@@ -16,6 +16,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core.approvals import PendingToolCall, ToolCallDecided
+    from durable_loop.core.config import SessionSettings
     from durable_loop.core.contracts import (
         ParkedMessage,
         RunResult,
@@ -26,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.guards import CallDecision
 
 from durable_loop.workflows.approvals import ApprovalBook, refuse_unheld
+from durable_loop.workflows.typed_answers import TypedAnswer
 
 
 class ParkableLoop(Protocol):
@@ -39,6 +41,8 @@ class ParkableLoop(Protocol):
     finalization_used: bool
     error_retries_used: int
     fallbacks_left: int
+    typed: TypedAnswer | None
+    settings: SessionSettings
 
     def turn(self) -> int: ...
 
@@ -120,6 +124,8 @@ class HeldCalls:
                 finalization_used=loop.finalization_used,
                 error_retries_used=loop.error_retries_used,
                 fallbacks_left=loop.fallbacks_left,
+                output_schema=loop.typed.schema if loop.typed else None,
+                output_retries_used=loop.typed.used if loop.typed else None,
             )
         return {p.result_seq for p in held}
 
@@ -142,6 +148,7 @@ class HeldCalls:
         loop.finalization_used = parked.finalization_used
         loop.error_retries_used = parked.error_retries_used
         loop.fallbacks_left = parked.fallbacks_left
+        loop.typed = TypedAnswer.resumed(parked, loop.settings)
         decisions: list[CallDecision] = []
         approved: dict[int, ToolCallDecided] = {}
         for held in parked.held:

@@ -51,6 +51,12 @@ from durable_loop.workflows.refusals import refuse
 from durable_loop.workflows.router_pipeline import RouterPipeline
 from durable_loop.workflows.run_control import RunControl, cancelled
 from durable_loop.workflows.tool_loop import MessageLoop, SessionCursor
+from durable_loop.workflows.typed_answers import (
+    TypedAnswer,
+    admitted_schema,
+    output_schema_refusal,
+    schema_refused_result,
+)
 from durable_loop.workflows.visibility import SessionVisibility, VisibleState
 
 RECENT_RESULTS_KEPT = 32
@@ -121,6 +127,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
             self._in_progress = message_id
             self._control.begin(message_id)
             loop = self._loop(catalog, message_id)
+            loop.typed = TypedAnswer.for_message(message.output_schema, self._settings)
             await self._after(loop, await loop.run(message.text), inp)
 
     def _loop(self, catalog: ToolCatalog, message_id: str) -> MessageLoop:
@@ -254,6 +261,9 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
                 "this message id (idempotency key) was already sent with another text; "
                 "send a new message under a new id",
             )
+        problem = output_schema_refusal(message, self._settings)
+        if problem is not None:
+            raise refuse(ErrorCode.INVALID_SETTING, problem)
 
     @workflow.update(name=names.UPDATE_SWITCH_MODEL)
     def switch_model(self, request: SwitchModelRequest) -> SwitchModelResult:
@@ -267,14 +277,22 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
 
     @workflow.signal(name=names.SIGNAL_POST_MESSAGE)
     def post_message(self, message: UserMessage) -> None:
-        self._enqueue(message, message.message_id or str(workflow.uuid4()))
+        message_id = message.message_id or str(workflow.uuid4())
+        problem = output_schema_refusal(message, self._settings)
+        if problem is not None:
+            if message_id not in self._results and not self._is_pending(message_id):
+                self._keep_result(schema_refused_result(message_id, problem))
+            return
+        self._enqueue(message, message_id)
 
     def _enqueue(self, message: UserMessage, message_id: str) -> None:
         """Queue a new message (a resent id is not queued again); with ``interrupt`` it goes
         first and the running message is cancelled."""
         if message_id in self._results or self._is_pending(message_id):
             return
-        queued = UserMessage(text=message.text, message_id=message_id)
+        queued = UserMessage(
+            text=message.text, message_id=message_id, output_schema=admitted_schema(message)
+        )
         if message.interrupt:
             self._queue.insert(0, queued)
             self._control.cancel_running("interrupted by a new message")

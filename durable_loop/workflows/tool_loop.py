@@ -54,6 +54,7 @@ from durable_loop.workflows.run_control import (
     cancelled,
 )
 from durable_loop.workflows.tool_placement import heartbeat_timeout, run_tool_activity
+from durable_loop.workflows.typed_answers import TypedAnswer
 
 LLM_NON_RETRYABLE: list[str] = [
     ErrorCode.PROVIDER_AUTH,
@@ -143,6 +144,8 @@ class MessageLoop:
         """The next request asks for a tool call (tool_choice "required"): the retry turn."""
         self.last_failure: tuple[str, str] | None = None
         """The most recent tool call of this message if it failed: (tool, error text)."""
+        self.typed: TypedAnswer | None = None
+        """The message's output schema, set by the session (see typed_answers)."""
         self.fallbacks_left = self.config.fallback_retry_count
         self.router = ModelRouter(
             settings, CircuitBreaker(self.config.circuit_breaker, cursor.breaker)
@@ -202,6 +205,9 @@ class MessageLoop:
                     continue
                 if self._needs_error_retry():
                     self._append_error_retry()
+                    continue
+                if self.typed is not None and (correction := self.typed.judge(out, self.result)):
+                    self._append(correction)
                     continue
                 return await self._finish(out)
         except MessageCancelled:
@@ -296,6 +302,7 @@ class MessageLoop:
                 transforms=self.config.transform_set(),
                 provider_normalization=self.config.provider_normalization,
                 stream=self.config.stream_replies,
+                output_schema=self.typed.schema if self.typed else None,
             )
             try:
                 out = await self.router.run_turn(inp, self._call_llm, failure_of, self.result)

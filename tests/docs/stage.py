@@ -82,6 +82,12 @@ MODELS: dict[str, Callable[[RecordedRequest], Reply]] = {
         if "essay" in str(request.messages[-1].get("content"))
         else reply.text("Here is the summary.")
     ),
+    # setup `typed session`: prose first, the JSON once the loop sends the errors back
+    "docs-typed": lambda request: (
+        reply.text('{"number": "INV-7", "total_cents": 1250}')
+        if "output schema" in str(request.messages[-1].get("content"))
+        else reply.text("Invoice INV-7 comes to 12.50.")
+    ),
     # setup `tool approvals` (the fingerprints docs/approvals.md shows are of these calls)
     "docs-approvals": answers(
         reply.tool_calls(
@@ -320,6 +326,7 @@ class Stage:
             "streaming session": self.setup_streaming_session,
             "tool approvals": self.setup_tool_approvals,
             "running message": self.setup_running_message,
+            "typed session": self.setup_typed_session,
         }
         assert name in setups, f"no setup {name!r} in tests/docs/stage.py"
         return setups[name]()
@@ -387,6 +394,16 @@ class Stage:
             runtime = RuntimeConfig(stream_replies=True)
             await sessions.start("docs-stream", SessionSettings(llm=llm, runtime=runtime))
             yield {"DURABLE_LOOP_DB_URL": db_url, "DOCS_SESSION_ID": "docs-stream"}
+
+    @asynccontextmanager
+    async def setup_typed_session(self) -> AsyncIterator[dict[str, str]]:
+        """Session ``s1`` on a model that answers in prose until told the output schema."""
+        db_url = self.fresh_db()
+        await self.fresh_session("s1")
+        async with self.worker(db_url) as sessions:
+            llm = LlmEndpoint(model="docs-typed", base_url=self.llm.base_url)
+            await sessions.start("s1", SessionSettings(llm=llm))
+            yield {"DURABLE_LOOP_DB_URL": db_url}
 
     @asynccontextmanager
     async def setup_tool_approvals(self) -> AsyncIterator[dict[str, str]]:

@@ -45,6 +45,8 @@ EXPECTED: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         ),
         {},
     ),
+    # a typed answer in prose fails without a correction turn
+    "invalid_json_first": ({"typed_answer": "OUTPUT_INVALID"}, {}),
     # no transform makes a model shorten its arguments: it fails either way
     "ignores_size_errors": (
         {"long_arguments_guard": "MAX_TURNS"},

@@ -138,12 +138,34 @@ async def cancelled(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def typed_output(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """A message with an output_schema: a tool call, an answer that is not valid for the
+    schema (sent back with the errors), a valid one; then a plain message."""
+    sid, model = "recorded-typed", "recorded-typed-model"
+    llm.script(
+        model,
+        [
+            reply.tool_call("add", {"a": 2, "b": 3}),
+            reply.text('{"sum": "five"}'),
+            reply.text('{"sum": 5}'),
+            reply.text("plain"),
+        ],
+    )
+    schema = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
+    await sessions.start(sid, settings_for(llm, model))
+    await sessions.send(sid, "what is 2+3?", message_id="m1", output_schema=schema)
+    await sessions.send(sid, "thanks", message_id="m2")
+    await sessions.close(sid)
+    return sid
+
+
 SCENARIOS: dict[str, Scenario] = {
     "happy_path": happy_path,
     "parallel_calls": parallel_calls,
     "continue_as_new": continue_as_new,
     "tool_approvals": tool_approvals,
     "cancelled": cancelled,
+    "typed_output": typed_output,
 }
 
 

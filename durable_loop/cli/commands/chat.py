@@ -20,6 +20,7 @@ import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQueue
 from durable_loop.cli.commands.send import SETTINGS_PANEL
+from durable_loop.cli.output_schema import OutputSchemaFile, load_output_schema
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from durable_loop.core.config import SessionSettings
     from durable_loop.core.contracts import RunResult, TailEntry
     from durable_loop.core.proposals import PendingProposal, Verdict
+    from durable_loop.core.typed_output import OutputSchema
 
 HELP = "type a message, or /proposals, /confirm ID [comment], /reject ID [comment], /status, /quit"
 
@@ -74,6 +76,7 @@ def chat(
     poll: Annotated[
         float, typer.Option("--poll", help="Seconds between progress polls.", min=0.05)
     ] = 0.3,
+    output_schema_file: OutputSchemaFile = None,
     address: Address = None,
     namespace: Namespace = None,
     api_key: ApiKey = None,
@@ -110,6 +113,7 @@ def chat(
         settings,
         approver=approver or getpass.getuser(),
         poll_s=poll,
+        output_schema=load_output_schema(output_schema_file),
     )
     with client_tracing():
         asyncio.run(
@@ -121,9 +125,17 @@ def chat(
 
 class ChatLoop:
     def __init__(
-        self, session_id: str, settings: SessionSettings | None, *, approver: str, poll_s: float
+        self,
+        session_id: str,
+        settings: SessionSettings | None,
+        *,
+        approver: str,
+        poll_s: float,
+        output_schema: OutputSchema | None = None,
     ) -> None:
         self.session_id = session_id
+        self.output_schema = output_schema
+        """Every message of this chat asks for an answer valid against it."""
         self.settings = settings
         self.approver = approver
         self.poll_s = poll_s
@@ -185,7 +197,11 @@ class ChatLoop:
         from durable_loop.client.update_retry import new_message_id
 
         message_id = new_message_id()
-        task = asyncio.ensure_future(sessions.send(self.session_id, text, message_id=message_id))
+        task = asyncio.ensure_future(
+            sessions.send(
+                self.session_id, text, message_id=message_id, output_schema=self.output_schema
+            )
+        )
         interrupted = asyncio.Event()
         cancelling = False
         with on_ctrl_c(interrupted.set):

@@ -3,12 +3,14 @@ the reply and the run summary."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQueue
+from durable_loop.cli.output_schema import OutputSchemaFile, load_output_schema
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
 
     from durable_loop.core.config import SessionSettings
     from durable_loop.core.contracts import RunResult
+    from durable_loop.core.typed_output import OutputSchema
 
 SETTINGS_PANEL = "Session settings (used when the session is started)"
 CONFIG_CODES = {ErrorCode.CONFIG_ERROR, ErrorCode.PROVIDER_AUTH}
@@ -79,6 +82,8 @@ def summary_lines(result: RunResult) -> list[str]:
         lines.append(f"  session turn {call.turn}: {call.name} [{call.call_id}] {verdict}{how}")
     for held in result.pending_approvals:
         lines.append(f"  waits for approval: {held.tool} [{held.call_id}] (see tool-calls list)")
+    if result.output is not None:
+        lines.append(f"  output {json.dumps(result.output, ensure_ascii=False)}")
     if result.error is not None:
         lines.append(f"  error {result.error.code}: {result.error.message}")
     if result.settings_not_applied:
@@ -155,6 +160,7 @@ def send(
         float, typer.Option("--timeout", help="Seconds to wait for the reply.")
     ] = 300,
     as_json: Annotated[bool, typer.Option("--json", help="Print the RunResult as JSON.")] = False,
+    output_schema_file: OutputSchemaFile = None,
     address: Address = None,
     namespace: Namespace = None,
     api_key: ApiKey = None,
@@ -167,6 +173,7 @@ def send(
     from durable_loop.cli.tracing import client_tracing
 
     starting = start or model is not None or settings_file is not None
+    output_schema = load_output_schema(output_schema_file)
     settings = (
         load_session_settings(
             settings_file,
@@ -187,6 +194,7 @@ def send(
                 settings,
                 message_id=message_id,
                 interrupt=interrupt,
+                output_schema=output_schema,
                 timeout=timeout,
                 temporal={"address": address, "namespace": namespace, "api_key": api_key},
                 task_queue=task_queue,
@@ -212,6 +220,7 @@ async def _send(
     *,
     message_id: str | None,
     interrupt: bool = False,
+    output_schema: OutputSchema | None = None,
     timeout: float,
     temporal: dict[str, object],
     task_queue: str | None,
@@ -236,10 +245,21 @@ async def _send(
     sessions = SessionClient(client, task_queue=worker_settings.task_queue)
     try:
         if settings is None:
-            call = sessions.send(session_id, text, message_id=message_id, interrupt=interrupt)
+            call = sessions.send(
+                session_id,
+                text,
+                message_id=message_id,
+                interrupt=interrupt,
+                output_schema=output_schema,
+            )
         else:
             call = sessions.start_and_send(
-                session_id, settings, text, message_id=message_id, interrupt=interrupt
+                session_id,
+                settings,
+                text,
+                message_id=message_id,
+                interrupt=interrupt,
+                output_schema=output_schema,
             )
         async with asyncio.timeout(timeout):
             return await call
