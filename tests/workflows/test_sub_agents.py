@@ -1,0 +1,140 @@
+"""Sub-agents: a tool call that runs another agent as a child workflow of the session."""
+
+from __future__ import annotations
+
+import json
+
+from durable_loop.client.history import fetch_histories
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.endpoint import LlmEndpoint
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.registry import ToolRegistry
+from durable_loop.core.sub_agent_config import SubAgentConfig
+from durable_loop.core.sub_agents import child_session_id
+from durable_loop.testing import reply
+from durable_loop.testing.history import replay_failures
+from tests.conftest import FAST_RETRY, settings_for, unique
+
+TASK = {"task": "find the capital of France"}
+
+
+def endpoint(scripted_llm, model: str) -> LlmEndpoint:
+    return LlmEndpoint(
+        model=model, base_url=scripted_llm.base_url, timeout_s=10.0, retry=FAST_RETRY
+    )
+
+
+def registry_with(*configs: SubAgentConfig, tools: ToolRegistry | None = None) -> ToolRegistry:
+    registry = tools or ToolRegistry()
+    for config in configs:
+        registry.add_sub_agent(config)
+    return registry
+
+
+def researcher(scripted_llm, model: str, **fields) -> SubAgentConfig:
+    return SubAgentConfig(
+        name="researcher",
+        description="Looks things up",
+        llm=endpoint(scripted_llm, model),
+        system_prompt="You research.",
+        **fields,
+    )
+
+
+def tool_results(store_rows) -> dict[str, dict]:
+    return {
+        m.tool_call_id: json.loads(m.envelope.to_content()) for m in store_rows if m.role == "tool"
+    }
+
+
+async def transcript(w, session_id: str):
+    return [row.message for row in await w.store.read(session_id)]
+
+
+async def replay_everything(w, temporal_env, *session_ids: str) -> None:
+    histories = []
+    for sid in session_ids:
+        histories += await fetch_histories(temporal_env.client, f"session-{sid}")
+    assert histories
+    assert await replay_failures(histories) == {}
+
+
+async def test_the_child_reply_is_the_tool_result_and_usage_adds_up(
+    loop_worker, scripted_llm, temporal_env
+):
+    parent_model, child_model = unique("p"), unique("c")
+    scripted_llm.script(
+        parent_model, [reply.tool_call("researcher", TASK, "r1"), reply.text("It is Paris.")]
+    )
+    scripted_llm.script(child_model, [reply.text("Paris")])
+    async with loop_worker(registry_with(researcher(scripted_llm, child_model))) as w:
+        sid = unique("s")
+        await w.sessions.start(sid, settings_for(scripted_llm, parent_model))
+        result = await w.sessions.send(sid, "What is the capital of France?")
+        child = child_session_id(sid, "r1", 2)
+        child_status = await w.sessions.status(child)
+        parent_rows = await transcript(w, sid)
+        child_rows = await transcript(w, child)
+    assert result.status == "completed", result
+    assert result.reply == "It is Paris."
+    envelope = tool_results(parent_rows)["r1"]
+    assert envelope == {"ok": True, "data": "Paris", "errors": [], "warnings": []}
+    # two parent turns and one child turn, 15 tokens each (the scripted default)
+    assert result.usage.total_tokens == 45
+    assert child_status.usage.total_tokens == 15
+    assert [m.role for m in child_rows] == ["user", "assistant"]
+    assert child_rows[0].content == TASK["task"]
+    child_request = scripted_llm.requests(child_model)[0]
+    assert child_request.messages[0] == {"role": "system", "content": "You research."}
+    assert child_request.tool_names == []
+    assert scripted_llm.requests(parent_model)[0].tool_names == ["researcher"]
+    await replay_everything(w, temporal_env, sid, child)
+
+
+async def test_a_failing_child_gives_a_coded_envelope_and_the_parent_goes_on(
+    loop_worker, scripted_llm
+):
+    parent_model, child_model = unique("p"), unique("c")
+    scripted_llm.script(
+        parent_model,
+        [reply.tool_call("researcher", TASK, "r1"), reply.text("The researcher failed.")],
+    )
+    scripted_llm.script(
+        child_model, [reply.tool_call("nothing_here", {}, "x")], then=reply.text("")
+    )
+    config = researcher(scripted_llm, child_model, max_turns=1)
+    async with loop_worker(registry_with(config)) as w:
+        sid = unique("s")
+        await w.sessions.start(sid, settings_for(scripted_llm, parent_model))
+        result = await w.sessions.send(sid, "capital?")
+        rows = await transcript(w, sid)
+    assert result.status == "completed" and result.reply == "The researcher failed."
+    envelope = tool_results(rows)["r1"]
+    assert envelope["ok"] is False
+    [error] = envelope["errors"]
+    assert error["code"] == ErrorCode.SUB_AGENT_FAILED
+    assert envelope["data"] == {
+        "session_id": child_session_id(sid, "r1", 2),
+        "code": ErrorCode.MAX_TURNS,
+    }
+    assert [(c.name, c.ok, c.error_codes) for c in result.tool_calls] == [
+        ("researcher", False, [ErrorCode.SUB_AGENT_FAILED])
+    ]
+    assert result.usage.total_tokens == 45  # the failed child's turn is counted too
+
+
+async def test_depth_over_the_limit_is_a_coded_tool_error(loop_worker, scripted_llm):
+    parent_model = unique("p")
+    scripted_llm.script(
+        parent_model, [reply.tool_call("researcher", TASK, "r1"), reply.text("no luck")]
+    )
+    runtime = RuntimeConfig(max_sub_agent_depth=0)
+    async with loop_worker(registry_with(researcher(scripted_llm, unique("c")))) as w:
+        sid = unique("s")
+        await w.sessions.start(sid, settings_for(scripted_llm, parent_model, runtime=runtime))
+        result = await w.sessions.send(sid, "capital?")
+        rows = await transcript(w, sid)
+    assert result.status == "completed"
+    envelope = tool_results(rows)["r1"]
+    assert [e["code"] for e in envelope["errors"]] == [ErrorCode.SUB_AGENT_TOO_DEEP]
+    assert "max_sub_agent_depth is 0" in envelope["errors"][0]["message"]
