@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+import pytest
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
 from durable_loop.client.history import fetch_histories
+from durable_loop.core.approvals import (
+    QUERY_TOOL_APPROVALS,
+    UPDATE_DECIDE_TOOL_CALL,
+    ToolApprovalList,
+    ToolCallDecided,
+)
 from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.contracts import ChildSessionResult
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.registry import ToolRegistry
@@ -14,6 +26,9 @@ from durable_loop.core.sub_agents import child_session_id
 from durable_loop.testing import reply
 from durable_loop.testing.history import replay_failures
 from tests.conftest import FAST_RETRY, settings_for, unique
+from tests.workflows.approval_kit import Payments
+from tests.workflows.test_run_control import SLOW_S
+from tests.workflows.test_session import wait_until
 
 TASK = {"task": "find the capital of France"}
 
@@ -138,3 +153,131 @@ async def test_depth_over_the_limit_is_a_coded_tool_error(loop_worker, scripted_
     envelope = tool_results(rows)["r1"]
     assert [e["code"] for e in envelope["errors"]] == [ErrorCode.SUB_AGENT_TOO_DEEP]
     assert "max_sub_agent_depth is 0" in envelope["errors"][0]["message"]
+
+
+async def child_running(w, child: str) -> None:
+    async def running() -> bool:
+        try:
+            return (await w.sessions.status(child)).state == "running"
+        except RPCError:  # not started yet
+            return False
+
+    await wait_until(running)
+
+
+async def test_cancelling_the_parent_message_cancels_the_child(
+    loop_worker, scripted_llm, temporal_env
+):
+    parent_model, child_model = unique("p"), unique("c")
+    scripted_llm.script(parent_model, [reply.tool_call("researcher", TASK, "r1")])
+    scripted_llm.script(child_model, [reply.slow(reply.text("too late"), SLOW_S)])
+    async with loop_worker(registry_with(researcher(scripted_llm, child_model))) as w:
+        sid = unique("s")
+        child = child_session_id(sid, "r1", 2)
+        await w.sessions.start(sid, settings_for(scripted_llm, parent_model))
+        sent = asyncio.create_task(w.sessions.send(sid, "capital?", message_id="m1"))
+        await child_running(w, child)
+        cancelled = await w.sessions.cancel(sid, reason="changed my mind")
+        result = await sent
+        child_handle = w.sessions.client.get_workflow_handle(
+            f"session-{child}", result_type=ChildSessionResult
+        )
+        child_result = await child_handle.result()
+        rows = await transcript(w, sid)
+    assert result == cancelled and result.status == "cancelled"
+    assert [(c.name, c.error_codes) for c in result.tool_calls] == [
+        ("researcher", [ErrorCode.TOOL_CALL_CANCELLED])
+    ]
+    assert [e["code"] for e in tool_results(rows)["r1"]["errors"]] == [
+        ErrorCode.TOOL_CALL_CANCELLED
+    ]
+    [child_run] = child_result.results
+    assert child_run.status == "cancelled"
+    assert child_run.error is not None and "changed my mind" in child_run.error.message
+    await replay_everything(w, temporal_env, sid, child)
+
+
+async def test_the_budget_holds_across_parent_and_child(loop_worker, scripted_llm):
+    parent_model, child_model = unique("p"), unique("c")
+    scripted_llm.script(
+        parent_model, [reply.tool_call("researcher", TASK, "r1")], then=reply.text("unreached")
+    )
+    scripted_llm.script(
+        child_model,
+        [
+            reply.tool_call("lookup", {"query": "a"}, "l1"),
+            reply.tool_call("lookup", {"query": "b"}),
+        ],
+    )
+    lookups: list[str] = []
+    tools = ToolRegistry()
+
+    @tools.tool()
+    def lookup(query: str) -> str:
+        """Look something up."""
+        lookups.append(query)
+        return f"found {query}"
+
+    config = researcher(scripted_llm, child_model, tools=["lookup"], max_session_tokens=1000)
+    runtime = RuntimeConfig(max_session_tokens=40)
+    async with loop_worker(registry_with(config, tools=tools)) as w:
+        sid = unique("s")
+        await w.sessions.start(sid, settings_for(scripted_llm, parent_model, runtime=runtime))
+        result = await w.sessions.send(sid, "capital?")
+        child_status = await w.sessions.status(child_session_id(sid, "r1", 2))
+        rows = await transcript(w, sid)
+    # the child may spend only the 25 tokens the parent had left: its second turn crosses
+    assert child_status.budget.max_session_tokens == 25
+    assert child_status.last_result is not None
+    assert child_status.last_result.error.code == ErrorCode.BUDGET_EXCEEDED
+    assert lookups == ["a"]
+    envelope = tool_results(rows)["r1"]
+    assert envelope["data"]["code"] == ErrorCode.BUDGET_EXCEEDED
+    assert result.status == "failed" and result.error.code == ErrorCode.BUDGET_EXCEEDED
+    assert result.usage.total_tokens == 45  # 15 of the parent's, 30 of the child's
+    assert scripted_llm.remaining(parent_model) == 0  # no second parent turn was asked for
+
+
+async def test_a_call_held_inside_the_child_is_decided_through_the_parent(
+    loop_worker, scripted_llm, temporal_env
+):
+    parent_model, child_model = unique("p"), unique("c")
+    scripted_llm.script(
+        parent_model, [reply.tool_call("researcher", TASK, "r1"), reply.text("all paid")]
+    )
+    scripted_llm.script(
+        child_model, [reply.tool_call("pay", {"amount": 5, "to": "acme"}, "c1"), reply.text("paid")]
+    )
+    payments = Payments()
+    config = researcher(scripted_llm, child_model, tools=["pay"])
+    async with loop_worker(registry_with(config, tools=payments.registry())) as w:
+        sid = unique("s")
+        child = child_session_id(sid, "r1", 2)
+        await w.sessions.start(sid, settings_for(scripted_llm, parent_model))
+        sent = asyncio.create_task(w.sessions.send(sid, "pay acme"))
+        parent = w.sessions.handle(sid)
+
+        async def listed() -> bool:
+            found = await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)
+            return bool(found.pending)
+
+        await wait_until(listed)
+        [held] = (await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)).pending
+        assert (held.session_id, held.call_id, held.tool) == (child, "c1", "pay")
+        assert payments.made == []
+        with pytest.raises(WorkflowUpdateFailedError):  # checked by the parent, nothing sent
+            await parent.execute_update(
+                UPDATE_DECIDE_TOOL_CALL,
+                held.decision("confirm", "alice").model_copy(update={"fingerprint": "bad"}),
+                result_type=ToolCallDecided,
+            )
+        decided = await parent.execute_update(
+            UPDATE_DECIDE_TOOL_CALL, held.decision("confirm", "alice"), result_type=ToolCallDecided
+        )
+        result = await sent
+        after = await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)
+    assert decided.status == "confirmed" and decided.decided_by == "alice"
+    assert [(amount, to) for amount, to, _ in payments.made] == [(5, "acme")]
+    assert result.status == "completed" and result.reply == "all paid"
+    assert after.pending == []
+    await replay_everything(w, temporal_env, sid, child)
