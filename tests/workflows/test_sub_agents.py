@@ -19,12 +19,12 @@ from durable_loop.core.approvals import (
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.contracts import ChildSessionResult
 from durable_loop.core.endpoint import LlmEndpoint
-from durable_loop.core.errors import ErrorCode
+from durable_loop.core.errors import ConfigError, ErrorCode
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.sub_agent_config import SubAgentConfig
 from durable_loop.core.sub_agents import child_session_id
 from durable_loop.testing import reply
-from durable_loop.testing.history import replay_failures
+from durable_loop.testing.history import EventType, events_of, replay_failures
 from tests.conftest import FAST_RETRY, settings_for, unique
 from tests.workflows.approval_kit import Payments
 from tests.workflows.test_run_control import SLOW_S
@@ -103,6 +103,12 @@ async def test_the_child_reply_is_the_tool_result_and_usage_adds_up(
     assert child_request.messages[0] == {"role": "system", "content": "You research."}
     assert child_request.tool_names == []
     assert scripted_llm.requests(parent_model)[0].tool_names == ["researcher"]
+    # the child's events stay in its own history: the parent's has its start and completion
+    [parent_history] = await fetch_histories(temporal_env.client, f"session-{sid}")
+    assert len(events_of(parent_history, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)) == 2
+    started = events_of(parent_history, EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED)
+    completed = events_of(parent_history, EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)
+    assert len(started) == len(completed) == 1
     await replay_everything(w, temporal_env, sid, child)
 
 
@@ -281,3 +287,14 @@ async def test_a_call_held_inside_the_child_is_decided_through_the_parent(
     assert result.status == "completed" and result.reply == "all paid"
     assert after.pending == []
     await replay_everything(w, temporal_env, sid, child)
+
+
+async def test_a_worker_with_a_sub_agent_cycle_is_not_built(loop_worker):
+    registry = ToolRegistry()
+    registry.add_sub_agent(SubAgentConfig(name="planner", tools=["critic"]))
+    registry.add_sub_agent(SubAgentConfig(name="critic", tools=["planner"]))
+    with pytest.raises(ConfigError) as refused:
+        async with loop_worker(registry):
+            pass
+    assert refused.value.code == ErrorCode.INVALID_SETTING
+    assert "planner -> critic -> planner" in str(refused.value)
