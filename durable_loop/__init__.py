@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     )
     from durable_loop.core.registry import ToolContext, ToolFailure, ToolRegistry
     from durable_loop.core.retry import RetrySettings
+    from durable_loop.core.sub_agent_config import SubAgentConfig
     from durable_loop.core.tools import ToolSpec
     from durable_loop.store.engine import StoreConfig, open_store
     from durable_loop.store.stream import StreamStore
@@ -96,6 +97,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     # writing tools
     "durable_loop.core.registry": ("ToolContext", "ToolFailure", "ToolRegistry"),
     "durable_loop.core.tools": ("ToolSpec",),
+    "durable_loop.core.sub_agent_config": ("SubAgentConfig",),
     "durable_loop.tools.ensembles.model": ("Ensemble", "EnsembleDefaults", "registry_from"),
     "durable_loop.tools.workspace": ("workspace_tools",),
     # settings
@@ -230,6 +232,7 @@ __all__ = [
     "StoreConfig",
     "StreamEvent",
     "StreamStore",
+    "SubAgentConfig",
     "SwitchModelResult",
     "TailEntry",
     "TemporalSettings",

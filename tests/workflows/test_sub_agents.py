@@ -6,10 +6,13 @@ import asyncio
 import json
 
 import pytest
+from rich.console import Console
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from durable_loop.client.history import fetch_histories
+from durable_loop.client.trace.fetch import load_trace
+from durable_loop.client.trace.render import print_trace
 from durable_loop.core.approvals import (
     QUERY_TOOL_APPROVALS,
     UPDATE_DECIDE_TOOL_CALL,
@@ -75,7 +78,7 @@ async def replay_everything(w, temporal_env, *session_ids: str) -> None:
 
 
 async def test_the_child_reply_is_the_tool_result_and_usage_adds_up(
-    loop_worker, scripted_llm, temporal_env
+    loop_worker, scripted_llm, temporal_env, store_url
 ):
     parent_model, child_model = unique("p"), unique("c")
     scripted_llm.script(
@@ -90,6 +93,8 @@ async def test_the_child_reply_is_the_tool_result_and_usage_adds_up(
         child_status = await w.sessions.status(child)
         parent_rows = await transcript(w, sid)
         child_rows = await transcript(w, child)
+        trace = await load_trace(w.sessions.client, sid, db_url=store_url)
+        child_trace = await load_trace(w.sessions.client, child, db_url=store_url)
     assert result.status == "completed", result
     assert result.reply == "It is Paris."
     envelope = tool_results(parent_rows)["r1"]
@@ -109,6 +114,13 @@ async def test_the_child_reply_is_the_tool_result_and_usage_adds_up(
     started = events_of(parent_history, EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED)
     completed = events_of(parent_history, EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED)
     assert len(started) == len(completed) == 1
+    # the trace links the call to the child's session, which has a trace of its own
+    [call] = [c for t in trace.turns for c in t.calls]
+    assert call.sub_agent_session == child
+    console = Console(record=True, width=200)
+    print_trace(trace, console)
+    assert f"sub-agent session {child}" in console.export_text()
+    assert [t.model for t in child_trace.turns] == [child_model]
     await replay_everything(w, temporal_env, sid, child)
 
 
