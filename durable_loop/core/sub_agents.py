@@ -25,6 +25,7 @@ from durable_loop.core.tools import ToolSpec
 
 SUB_AGENT_WORKFLOW = "SubAgent"
 SIGNAL_SUB_AGENT_APPROVALS = "sub_agent_approvals"
+SIGNAL_SUB_AGENT_CANCEL = "cancel_task"
 MEMO_PARENT_SESSION = "parent_session_id"
 MEMO_SUB_AGENT = "sub_agent"
 

@@ -4,7 +4,8 @@ The child (``SubAgent``, id ``session-<parent session>--<call id>-<result seq>``
 session of its own: its transcript is in the store under its session id and its events in
 its own history; the parent's history holds only the child's start and completion. The
 parent's call waits for it. Cancelling the parent's message sends the child a
-``cancel_message`` Signal, so the child ends its message cancelled and still returns its
+``cancel_task`` Signal, so the child ends its task cancelled (also while it waits
+on held calls, which then expire) and still returns its
 usage; the parent pairs the call with ``TOOL_CALL_CANCELLED``. The child's usage is added
 to the parent's, and its budget is capped by the parent's remaining one, so no token goes
 uncounted. A session cancelled outright cancels the child too (``REQUEST_CANCEL``, waited
@@ -49,6 +50,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.sub_agents import (
         MEMO_PARENT_SESSION,
         MEMO_SUB_AGENT,
+        SIGNAL_SUB_AGENT_CANCEL,
         SUB_AGENT_WORKFLOW,
         SubAgentInput,
         child_envelope,
@@ -182,7 +184,7 @@ async def _wait(
     if not handle.done():
         reason = f"the parent's message was {loop.control.reason}"
         request = CancelMessageRequest(message_id=call_id, reason=reason[:200])
-        await handle.signal(names.SIGNAL_CANCEL_MESSAGE, request)
+        await handle.signal(SIGNAL_SUB_AGENT_CANCEL, request)
     try:
         return await handle
     except ChildWorkflowError as err:

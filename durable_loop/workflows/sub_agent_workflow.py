@@ -9,17 +9,36 @@ from temporalio import workflow
 from temporalio.exceptions import FailureError
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.core.contracts import ChildSessionResult
+    from durable_loop.core.contracts import CancelMessageRequest, ChildSessionResult
     from durable_loop.core.sub_agents import (
         SIGNAL_SUB_AGENT_APPROVALS,
+        SIGNAL_SUB_AGENT_CANCEL,
         SUB_AGENT_WORKFLOW,
         SubAgentApprovals,
         SubAgentInput,
     )
 
 from durable_loop.workflows.child_session import CHILD_DONE, ChildSessionWorkflow
+from durable_loop.workflows.run_control import RunControl
 
 Snapshot = tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
+
+
+class TaskControl(RunControl):
+    """Run control whose cancel also holds for a task not running yet (queued, or parked
+    on held calls and about to resume)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.task_cancelled: str | None = None
+
+    def cancel_task(self, reason: str) -> None:
+        self.task_cancelled = reason
+        self.cancel_running(reason)
+
+    def begin(self, message_id: str) -> None:
+        super().begin(message_id)
+        self.reason = self.task_cancelled
 
 
 @workflow.defn(name=SUB_AGENT_WORKFLOW)
@@ -30,6 +49,7 @@ class SubAgentWorkflow(ChildSessionWorkflow):
     def __init__(self, inp: SubAgentInput) -> None:
         super().__init__(inp.session)
         self._children.depth = inp.depth
+        self._control = TaskControl()
         self._parent_workflow_id = inp.parent_workflow_id
         self._answered_all = False
         # Unlike a child session, a sub-agent does not close while its task waits on held
@@ -53,6 +73,14 @@ class SubAgentWorkflow(ChildSessionWorkflow):
             lambda: not self._queue and self._parked is None and self._in_progress is None
         )
         self._closing = CHILD_DONE
+
+    @workflow.signal(name=SIGNAL_SUB_AGENT_CANCEL)
+    async def cancel_task(self, request: CancelMessageRequest) -> None:
+        """The parent's message was cancelled: end the task cancelled, whether it is
+        queued, running or waiting on held calls (those expire, so nothing runs)."""
+        self._control.cancel_task(request.reason)
+        if self._parked is not None:
+            await self._approvals.close_held(self._parked.held)
 
     def _approvals_report(self) -> SubAgentApprovals:
         own = self._approvals.listing()

@@ -260,27 +260,12 @@ async def test_a_call_held_inside_the_child_is_decided_through_the_parent(
     loop_worker, scripted_llm, temporal_env
 ):
     parent_model, child_model = unique("p"), unique("c")
-    scripted_llm.script(
-        parent_model, [reply.tool_call("researcher", TASK, "r1"), reply.text("all paid")]
-    )
-    scripted_llm.script(
-        child_model, [reply.tool_call("pay", {"amount": 5, "to": "acme"}, "c1"), reply.text("paid")]
-    )
     payments = Payments()
     config = researcher(scripted_llm, child_model, tools=["pay"])
     async with loop_worker(registry_with(config, tools=payments.registry())) as w:
         sid = unique("s")
         child = child_session_id(sid, "r1", 2)
-        await w.sessions.start(sid, settings_for(scripted_llm, parent_model))
-        sent = asyncio.create_task(w.sessions.send(sid, "pay acme"))
-        parent = w.sessions.handle(sid)
-
-        async def listed() -> bool:
-            found = await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)
-            return bool(found.pending)
-
-        await wait_until(listed)
-        [held] = (await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)).pending
+        sent, parent, held = await held_in_child(w, scripted_llm, parent_model, child_model, sid)
         assert (held.session_id, held.call_id, held.tool) == (child, "c1", "pay")
         assert payments.made == []
         with pytest.raises(WorkflowUpdateFailedError):  # checked by the parent, nothing sent
@@ -310,3 +295,48 @@ async def test_a_worker_with_a_sub_agent_cycle_is_not_built(loop_worker):
             pass
     assert refused.value.code == ErrorCode.INVALID_SETTING
     assert "planner -> critic -> planner" in str(refused.value)
+
+
+async def held_in_child(w, scripted_llm, parent_model, child_model, sid):
+    """Start a parent message whose sub-agent holds a ``pay`` call; the held call."""
+    scripted_llm.script(
+        parent_model, [reply.tool_call("researcher", TASK, "r1"), reply.text("all paid")]
+    )
+    scripted_llm.script(
+        child_model, [reply.tool_call("pay", {"amount": 5, "to": "acme"}, "c1"), reply.text("paid")]
+    )
+    await w.sessions.start(sid, settings_for(scripted_llm, parent_model))
+    sent = asyncio.create_task(w.sessions.send(sid, "pay acme", message_id="m1"))
+    parent = w.sessions.handle(sid)
+
+    async def listed() -> bool:
+        found = await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)
+        return bool(found.pending)
+
+    await wait_until(listed)
+    [held] = (await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)).pending
+    return sent, parent, held
+
+
+async def test_cancelling_the_parent_while_the_child_waits_for_approval(
+    loop_worker, scripted_llm, temporal_env
+):
+    parent_model, child_model = unique("p"), unique("c")
+    payments = Payments()
+    config = researcher(scripted_llm, child_model, tools=["pay"])
+    async with loop_worker(registry_with(config, tools=payments.registry())) as w:
+        sid = unique("s")
+        child = child_session_id(sid, "r1", 2)
+        sent, parent, held = await held_in_child(w, scripted_llm, parent_model, child_model, sid)
+        cancelled = await w.sessions.cancel(sid, reason="stop")
+        result = await sent
+        after = await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)
+        child_status = await w.sessions.status(child)
+    assert held.session_id == child
+    assert result == cancelled and result.status == "cancelled"
+    assert [c.error_codes for c in result.tool_calls] == [[ErrorCode.TOOL_CALL_CANCELLED]]
+    assert payments.made == [] and after.pending == []
+    assert child_status.last_result is not None
+    assert child_status.last_result.status == "cancelled"
+    assert scripted_llm.remaining(child_model) == 1  # the child asked for no further turn
+    await replay_everything(w, temporal_env, sid, child)
