@@ -340,3 +340,31 @@ async def test_cancelling_the_parent_while_the_child_waits_for_approval(
     assert child_status.last_result.status == "cancelled"
     assert scripted_llm.remaining(child_model) == 1  # the child asked for no further turn
     await replay_everything(w, temporal_env, sid, child)
+
+
+async def test_a_nested_sub_agent_over_the_depth_limit_is_refused_inside_the_child(
+    loop_worker, scripted_llm, temporal_env
+):
+    parent_model, middle_model, leaf_model = unique("p"), unique("m"), unique("l")
+    scripted_llm.script(
+        parent_model, [reply.tool_call("middle", TASK, "t1"), reply.text("top done")]
+    )
+    scripted_llm.script(
+        middle_model, [reply.tool_call("leaf", TASK, "t2"), reply.text("middle done")]
+    )
+    leaf = SubAgentConfig(name="leaf", llm=endpoint(scripted_llm, leaf_model))
+    middle = SubAgentConfig(name="middle", llm=endpoint(scripted_llm, middle_model), tools=["leaf"])
+    runtime = RuntimeConfig(max_sub_agent_depth=1)
+    async with loop_worker(registry_with(leaf, middle)) as w:
+        sid = unique("s")
+        await w.sessions.start(sid, settings_for(scripted_llm, parent_model, runtime=runtime))
+        result = await w.sessions.send(sid, "go")
+        child = child_session_id(sid, "t1", 2)
+        child_rows = await transcript(w, child)
+    assert result.status == "completed" and result.reply == "top done"
+    envelope = tool_results(child_rows)["t2"]
+    assert [e["code"] for e in envelope["errors"]] == [ErrorCode.SUB_AGENT_TOO_DEEP]
+    assert "depth 2" in envelope["errors"][0]["message"]
+    assert scripted_llm.requests(leaf_model) == []
+    assert result.usage.total_tokens == 60  # two turns each of parent and middle
+    await replay_everything(w, temporal_env, sid, child)
