@@ -49,7 +49,8 @@ class SubAgentWorkflow(ChildSessionWorkflow):
     def __init__(self, inp: SubAgentInput) -> None:
         super().__init__(inp.session)
         self._children.depth = inp.depth
-        self._control = TaskControl()
+        self._task_control = TaskControl()
+        self._control = self._task_control
         self._parent_workflow_id = inp.parent_workflow_id
         self._answered_all = False
         # Unlike a child session, a sub-agent does not close while its task waits on held
@@ -78,7 +79,7 @@ class SubAgentWorkflow(ChildSessionWorkflow):
     async def cancel_task(self, request: CancelMessageRequest) -> None:
         """The parent's message was cancelled: end the task cancelled, whether it is
         queued, running or waiting on held calls (those expire, so nothing runs)."""
-        self._control.cancel_task(request.reason)
+        self._task_control.cancel_task(request.reason)
         if self._parked is not None:
             await self._approvals.close_held(self._parked.held)
 
