@@ -15,6 +15,7 @@ from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.render import print_trace
 from durable_loop.core.approvals import (
     QUERY_TOOL_APPROVALS,
+    SIGNAL_TOOL_CALL_DECISION,
     UPDATE_DECIDE_TOOL_CALL,
     ToolApprovalList,
     ToolCallDecided,
@@ -367,4 +368,25 @@ async def test_a_nested_sub_agent_over_the_depth_limit_is_refused_inside_the_chi
     assert "depth 2" in envelope["errors"][0]["message"]
     assert scripted_llm.requests(leaf_model) == []
     assert result.usage.total_tokens == 60  # two turns each of parent and middle
+    await replay_everything(w, temporal_env, sid, child)
+
+
+async def test_a_rejection_signalled_to_the_parent_reaches_the_child(
+    loop_worker, scripted_llm, temporal_env
+):
+    parent_model, child_model = unique("p"), unique("c")
+    payments = Payments()
+    config = researcher(scripted_llm, child_model, tools=["pay"])
+    async with loop_worker(registry_with(config, tools=payments.registry())) as w:
+        sid = unique("s")
+        child = child_session_id(sid, "r1", 2)
+        sent, parent, held = await held_in_child(w, scripted_llm, parent_model, child_model, sid)
+        await parent.signal(SIGNAL_TOOL_CALL_DECISION, held.decision("reject", "bob"))
+        result = await sent
+        child_rows = await transcript(w, child)
+    assert result.status == "completed" and result.reply == "all paid"
+    assert payments.made == []
+    assert [e["code"] for e in tool_results(child_rows)["c1"]["errors"]] == [
+        ErrorCode.TOOL_CALL_REJECTED
+    ]
     await replay_everything(w, temporal_env, sid, child)
