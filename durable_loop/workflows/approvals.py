@@ -349,9 +349,17 @@ class ApprovalHandlers:
         listing.pending += self._children.pending()
         return listing
 
+    def _sub_agent_of(self, decision: ToolCallDecision) -> str | None:
+        """The sub-agent session holding the decided call; None for this session's own
+        (which wins when a decision names no session and both hold the call id)."""
+        own = decision.session_id in (None, self._approvals.session_id)
+        if own and decision.call_id in self._approvals.pending:
+            return None
+        return self._children.owner(decision)
+
     @workflow.signal(name=SIGNAL_TOOL_CALL_DECISION)
     async def tool_call_decision(self, decision: ToolCallDecision) -> None:
-        child = self._children.owner(decision)
+        child = self._sub_agent_of(decision)
         if child is not None:
             await self._children.forward(child, decision)
             return
@@ -364,14 +372,14 @@ class ApprovalHandlers:
 
     @workflow.update(name=UPDATE_DECIDE_TOOL_CALL)
     async def decide_tool_call(self, decision: ToolCallDecision) -> ToolCallDecided:
-        child = self._children.owner(decision)
+        child = self._sub_agent_of(decision)
         if child is not None:
             return await self._children.decide(child, decision)
         return await self._approvals.decide(decision)
 
     @decide_tool_call.validator
     def _validate_tool_call_decision(self, decision: ToolCallDecision) -> None:
-        child = self._children.owner(decision)
+        child = self._sub_agent_of(decision)
         if child is not None:
             self._children.check(child, decision)
         else:

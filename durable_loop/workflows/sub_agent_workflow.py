@@ -69,6 +69,9 @@ class SubAgentWorkflow(ChildSessionWorkflow):
             await reporter
             closer.cancel()
 
+    def _should_continue_as_new(self) -> bool:
+        return False  # one task, bounded by its max_turns: it ends instead
+
     async def _close_when_answered(self) -> None:
         await workflow.wait_condition(
             lambda: not self._queue and self._parked is None and self._in_progress is None
