@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     )
     from durable_loop.core.registry import ToolContext, ToolFailure, ToolRegistry
     from durable_loop.core.retry import RetrySettings
+    from durable_loop.core.sub_agent_config import SubAgentConfig
     from durable_loop.core.tools import ToolSpec
     from durable_loop.core.typed_output.parse import OutputUnavailable
     from durable_loop.store.engine import StoreConfig, open_store
@@ -97,6 +98,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     # writing tools
     "durable_loop.core.registry": ("ToolContext", "ToolFailure", "ToolRegistry"),
     "durable_loop.core.tools": ("ToolSpec",),
+    "durable_loop.core.sub_agent_config": ("SubAgentConfig",),
     "durable_loop.tools.ensembles.model": ("Ensemble", "EnsembleDefaults", "registry_from"),
     "durable_loop.tools.workspace": ("workspace_tools",),
     # settings
@@ -233,6 +235,7 @@ __all__ = [
     "StoreConfig",
     "StreamEvent",
     "StreamStore",
+    "SubAgentConfig",
     "SwitchModelResult",
     "TailEntry",
     "TemporalSettings",

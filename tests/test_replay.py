@@ -26,6 +26,7 @@ def test_the_expected_histories_are_checked_in():
     assert "tool_approvals.run0.json" in names
     assert "cancelled.run0.json" in names
     assert "typed_output.run0.json" in names
+    assert {"sub_agent.run0.json", "sub_agent.child0.run0.json"} <= set(names)
     first_run = load(HISTORIES / "continue_as_new.run0.json")
     assert first_run.events[-1].event_type == (
         EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW

@@ -53,7 +53,9 @@ class ToolActivities:
 
     @activity.defn(name=names.LIST_TOOLS)
     async def list_tools(self, inp: ListToolsInput) -> ToolCatalogOutput:
-        return ToolCatalogOutput(catalog=self.registry.catalog())
+        return ToolCatalogOutput(
+            catalog=self.registry.catalog(), sub_agents=self.registry.sub_agents()
+        )
 
     @activity.defn(name=names.RUN_TOOL)
     async def run_tool(self, inp: ToolRunInput) -> ToolRunOutput:

@@ -22,6 +22,7 @@ from durable_loop.core.approvals import ApprovalSettings
 from durable_loop.core.circuit import CircuitBreakerSettings
 from durable_loop.core.endpoint import RESERVED_REQUEST_KEYS, LlmEndpoint
 from durable_loop.core.retry import RetrySettings
+from durable_loop.core.sub_agent_config import DEFAULT_MAX_SUB_AGENT_DEPTH
 from durable_loop.core.transforms.names import TransformSet, check_names
 from durable_loop.core.typed_output.answer import DEFAULT_OUTPUT_RETRIES
 
@@ -191,6 +192,12 @@ class RuntimeConfig(BaseModel):
     tool_result_transforms: NameList = Field(default_factory=list)
     max_session_tokens: int | None = Field(
         default=None, ge=1, description="Input + output tokens a session may spend"
+    )
+    max_sub_agent_depth: int = Field(
+        default=DEFAULT_MAX_SUB_AGENT_DEPTH,
+        ge=0,
+        description="How deep sub-agents may nest: a session is depth 0, its sub-agents 1; "
+        "a call that would go deeper ends with SUB_AGENT_TOO_DEEP",
     )
     summarize_dropped_context: bool = Field(
         default=False,

@@ -19,6 +19,7 @@ from durable_loop.core.errors import CodedError
 from durable_loop.core.messages import Message, Usage
 from durable_loop.core.pipeline_trace import PipelineTrace
 from durable_loop.core.proposals import ProposalBookState, ProposalNotice
+from durable_loop.core.sub_agent_config import SubAgentConfig
 from durable_loop.core.tools import ToolCatalog
 from durable_loop.core.transforms.defaults import with_provider_normalization
 from durable_loop.core.transforms.names import TransformSet
@@ -449,6 +450,9 @@ class WriteMessagesInput(BaseModel):
 
 class ToolCatalogOutput(BaseModel):
     catalog: ToolCatalog
+    sub_agents: list[SubAgentConfig] = Field(
+        default_factory=list, description="The configuration of each sub-agent in the catalog"
+    )
 
 
 class WriteMessagesOutput(BaseModel):

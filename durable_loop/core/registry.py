@@ -17,9 +17,10 @@ from typing import Any, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, JsonValue, create_model
 
-from durable_loop.core.errors import DurableLoopError, ErrorCode
+from durable_loop.core.errors import ConfigError, DurableLoopError, ErrorCode
 from durable_loop.core.proposals import NEVER_MODEL_FACING
 from durable_loop.core.retry import RetrySettings
+from durable_loop.core.sub_agent_config import SubAgentConfig, task_parameters
 from durable_loop.core.tools import ToolCatalog, ToolSpec
 
 ToolFunction = Callable[..., Any]
@@ -100,17 +101,57 @@ def schema_from_function(fn: ToolFunction) -> dict[str, JsonValue]:
 
 
 class ToolRegistry:
-    def __init__(self, tools: Iterable[RegisteredTool] = ()) -> None:
+    def __init__(
+        self,
+        tools: Iterable[RegisteredTool] = (),
+        sub_agents: Iterable[tuple[ToolSpec, SubAgentConfig]] = (),
+    ) -> None:
         self._tools: dict[str, RegisteredTool] = {}
+        self._sub_agents: dict[str, tuple[ToolSpec, SubAgentConfig]] = {}
+        """Sub-agents have no callable: the session runs them as child workflows."""
         for tool in tools:
             self._add(tool)
+        for spec, config in sub_agents:
+            self._add_sub_agent(spec, config)
+
+    def _check_new(self, name: str) -> None:
+        if name in self._tools or name in self._sub_agents:
+            raise ValueError(f"tool {name!r} is already registered")
+        if name in NEVER_MODEL_FACING:
+            raise ValueError(f"{name!r} runs only from a human decision, never as a tool")
 
     def _add(self, tool: RegisteredTool) -> None:
-        if tool.spec.name in self._tools:
-            raise ValueError(f"tool {tool.spec.name!r} is already registered")
-        if tool.spec.name in NEVER_MODEL_FACING:
-            raise ValueError(f"{tool.spec.name!r} runs only from a human decision, never as a tool")
+        self._check_new(tool.spec.name)
         self._tools[tool.spec.name] = tool
+
+    def _add_sub_agent(self, spec: ToolSpec, config: SubAgentConfig) -> None:
+        self._check_new(spec.name)
+        self._sub_agents[spec.name] = (spec, config)
+
+    def add_sub_agent(self, config: SubAgentConfig, **placement: Any) -> ToolSpec:
+        """Register another agent the model can delegate a task to (a tool taking
+        ``{"task": ...}``). A sub-agent naming itself among its tools is refused here;
+        unknown tools or models and longer cycles when the worker is built
+        (:func:`durable_loop.core.sub_agents.check_sub_agents`), all ``INVALID_SETTING``.
+        ``placement``: other :class:`ToolSpec` fields, e.g. ``requires_approval``."""
+        if config.name in config.tools:
+            raise ConfigError(
+                f"sub-agent {config.name!r} lists itself among its tools",
+                code=ErrorCode.INVALID_SETTING,
+                show_code=True,
+            )
+        spec = ToolSpec(
+            name=config.name,
+            description=config.description,
+            parameters=task_parameters(),
+            sub_agent=True,
+            **placement,
+        )
+        self._add_sub_agent(spec, config)
+        return spec
+
+    def sub_agents(self) -> list[SubAgentConfig]:
+        return [config for _, config in self._sub_agents.values()]
 
     def register(
         self,
@@ -178,18 +219,23 @@ class ToolRegistry:
         return self._tools.get(name)
 
     def names(self) -> list[str]:
-        return list(self._tools)
+        return [*self._tools, *self._sub_agents]
 
     def specs(self, names: Iterable[str] | None = None) -> list[ToolSpec]:
+        every = {n: t.spec for n, t in self._tools.items()}
+        every |= {n: spec for n, (spec, _) in self._sub_agents.items()}
         if names is None:
-            return [t.spec for t in self._tools.values()]
-        return [self._tools[n].spec for n in names if n in self._tools]
+            return list(every.values())
+        return [every[n] for n in names if n in every]
 
     def catalog(self) -> ToolCatalog:
         return ToolCatalog(tools=self.specs())
 
     def merged(self, other: ToolRegistry) -> ToolRegistry:
-        return ToolRegistry([*self._tools.values(), *other._tools.values()])
+        return ToolRegistry(
+            [*self._tools.values(), *other._tools.values()],
+            [*self._sub_agents.values(), *other._sub_agents.values()],
+        )
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._tools) + len(self._sub_agents)

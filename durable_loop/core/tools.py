@@ -58,6 +58,11 @@ class ToolSpec(BaseModel):
         description="Optional arguments the runtime fills in (e.g. the session's workspace); "
         "the tool transform tools_hide_implicit_arguments keeps them from the model",
     )
+    sub_agent: bool = Field(
+        default=False,
+        description="A sub-agent (its configuration travels beside the catalog): the call "
+        "runs as a child workflow, not an activity",
+    )
 
     @field_validator("name")
     @classmethod

@@ -33,6 +33,7 @@ from durable_loop.activities.tools import ToolActivities
 from durable_loop.activities.workspace import WorkspaceActivities
 from durable_loop.client.connect import data_converter_for
 from durable_loop.core.errors import ConfigError
+from durable_loop.core.sub_agents import check_sub_agents
 from durable_loop.store.workspace import WorkspaceStore
 from durable_loop.worker.deps import WorkerDeps
 from durable_loop.worker.failure_log import CodedFailureLog
@@ -113,6 +114,8 @@ class DurableLoopPlugin(SimplePlugin):
         self.deps = deps
         self.key_ring = codec_keys
         self.sandbox_passthrough = sandbox_passthrough
+        if deps is not None:
+            check_sub_agents(deps.registry.specs(), deps.registry.sub_agents())
         self._activities = activities_for(deps) if deps is not None else []
         super().__init__(
             PLUGIN_NAME,

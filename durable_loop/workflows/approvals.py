@@ -54,6 +54,7 @@ from durable_loop.workflows.proposals import (
     refused_decision,
 )
 from durable_loop.workflows.refusals import refusal_scope, refuse
+from durable_loop.workflows.sub_agent_children import SubAgentChildren
 
 CLOSE_ACTOR = "system:close"
 
@@ -335,16 +336,33 @@ class ApprovalBook:
 
 
 class ApprovalHandlers:
-    """Mixed into the session workflow: the Query, Signal and Update of tool approvals."""
+    """Mixed into the session workflow: the Query, Signal and Update of tool approvals.
+    Calls held by the session's running sub-agents are listed too, and decisions on them
+    are routed to the sub-agent (see ``sub_agent_children``)."""
 
     _approvals: ApprovalBook
+    _children: SubAgentChildren
 
     @workflow.query(name=QUERY_TOOL_APPROVALS)
     def tool_approvals(self) -> ToolApprovalList:
-        return self._approvals.listing()
+        listing = self._approvals.listing()
+        listing.pending += self._children.pending()
+        return listing
+
+    def _sub_agent_of(self, decision: ToolCallDecision) -> str | None:
+        """The sub-agent session holding the decided call; None for this session's own
+        (which wins when a decision names no session and both hold the call id)."""
+        own = decision.session_id in (None, self._approvals.session_id)
+        if own and decision.call_id in self._approvals.pending:
+            return None
+        return self._children.owner(decision)
 
     @workflow.signal(name=SIGNAL_TOOL_CALL_DECISION)
     async def tool_call_decision(self, decision: ToolCallDecision) -> None:
+        child = self._sub_agent_of(decision)
+        if child is not None:
+            await self._children.forward(child, decision)
+            return
         try:
             self._approvals.check(decision)
         except ApplicationError as err:
@@ -354,8 +372,15 @@ class ApprovalHandlers:
 
     @workflow.update(name=UPDATE_DECIDE_TOOL_CALL)
     async def decide_tool_call(self, decision: ToolCallDecision) -> ToolCallDecided:
+        child = self._sub_agent_of(decision)
+        if child is not None:
+            return await self._children.decide(child, decision)
         return await self._approvals.decide(decision)
 
     @decide_tool_call.validator
     def _validate_tool_call_decision(self, decision: ToolCallDecision) -> None:
-        self._approvals.check(decision)
+        child = self._sub_agent_of(decision)
+        if child is not None:
+            self._children.check(child, decision)
+        else:
+            self._approvals.check(decision)

@@ -5,5 +5,6 @@ from __future__ import annotations
 
 from durable_loop.workflows.child_session import ChildSessionWorkflow
 from durable_loop.workflows.session import SessionWorkflow
+from durable_loop.workflows.sub_agent_workflow import SubAgentWorkflow
 
-WORKFLOWS: tuple[type, ...] = (SessionWorkflow, ChildSessionWorkflow)
+WORKFLOWS: tuple[type, ...] = (SessionWorkflow, ChildSessionWorkflow, SubAgentWorkflow)

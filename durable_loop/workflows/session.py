@@ -50,6 +50,7 @@ from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.refusals import refuse
 from durable_loop.workflows.router_pipeline import RouterPipeline
 from durable_loop.workflows.run_control import RunControl, cancelled
+from durable_loop.workflows.sub_agent_children import SubAgentChildren, SubAgentHandlers
 from durable_loop.workflows.tool_loop import MessageLoop, SessionCursor
 from durable_loop.workflows.typed_answers import (
     TypedAnswer,
@@ -63,7 +64,7 @@ RECENT_RESULTS_KEPT = 32
 
 
 @workflow.defn(name=names.SESSION_WORKFLOW)
-class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
+class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAgentHandlers):
     @workflow.init
     def __init__(self, inp: SessionInput) -> None:
         carried = inp.carried or CarriedState(
@@ -86,6 +87,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
         self._in_progress: str | None = None
         self._closing: str | None = None
         self._control = RunControl()
+        self._children = SubAgentChildren()
         self._proposals = ProposalBook(inp.session_id, inp.settings.workspace, carried.proposals)
         self._approvals = ApprovalBook(inp.session_id, inp.settings, carried.approvals)
         self._parked: ParkedMessage | None = carried.parked
@@ -142,6 +144,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
             proposals=self._proposals,
             approvals=self._approvals,
             control=self._control,
+            children=self._children,
         )
 
     def _takes_message(self) -> bool:
@@ -189,6 +192,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers):
             ListToolsInput(session_id=self._session_id),
             start_to_close_timeout=timedelta(seconds=30),
         )
+        self._children.configs = {c.name: c for c in out.sub_agents}
         return out.catalog
 
     def _keep_result(self, result: RunResult) -> None:

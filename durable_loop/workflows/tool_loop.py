@@ -53,6 +53,8 @@ from durable_loop.workflows.run_control import (
     RunControl,
     cancelled,
 )
+from durable_loop.workflows.sub_agent_calls import run_sub_agent
+from durable_loop.workflows.sub_agent_children import SubAgentChildren
 from durable_loop.workflows.tool_placement import heartbeat_timeout, run_tool_activity
 from durable_loop.workflows.typed_answers import TypedAnswer
 
@@ -121,9 +123,11 @@ class MessageLoop:
         proposals: ProposalBook | None = None,
         approvals: ApprovalBook | None = None,
         control: RunControl | None = None,
+        children: SubAgentChildren | None = None,
     ) -> None:
         self.session_id = session_id
         self.control = control or RunControl()
+        self.children = children or SubAgentChildren()
         self.proposals = proposals
         self.held = HeldCalls(self, approvals)
         self.settings = settings
@@ -397,6 +401,8 @@ class MessageLoop:
     ) -> ToolRunOutput:
         call = decision.call
         spec = self.specs[call.name]
+        if spec.sub_agent:
+            return await run_sub_agent(self, assistant_seq, decision, approved)
         timeout_s = spec.timeout_s or self.config.tool_timeout_s
         retry = spec.retry or self.config.tool_retry
         inp = ToolRunInput(

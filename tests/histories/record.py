@@ -21,13 +21,18 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from temporalio.client import WorkflowHistory
+
 from durable_loop.client.history import fetch_histories
 from durable_loop.client.sessions import SessionClient
 from durable_loop.core import names
 from durable_loop.core.approvals import ApprovalSettings
 from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.registry import ToolRegistry
+from durable_loop.core.sub_agent_config import SubAgentConfig
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import ScriptedLLM, reply
+from durable_loop.testing.history import EventType, events_of
 from durable_loop.testing.pytest_plugin import start_test_environment
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 from tests.conftest import settings_for
@@ -159,6 +164,25 @@ async def typed_output(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def sub_agent(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """The model delegates to a sub-agent (on the same scripted model), which calls a tool;
+    the parent's history records the child's start and completion, the child's its turns."""
+    sid, model = "recorded-sub-agent", "recorded-sub-agent-model"
+    llm.script(
+        model,
+        [
+            reply.tool_call("helper", {"task": "add 2 and 3"}, "h1"),
+            reply.tool_call("add", {"a": 2, "b": 3}, "a1"),
+            reply.text("5"),
+            reply.text("the helper says 5"),
+        ],
+    )
+    await sessions.start(sid, settings_for(llm, model))
+    await sessions.send(sid, "ask the helper", message_id="m1")
+    await sessions.close(sid)
+    return sid
+
+
 SCENARIOS: dict[str, Scenario] = {
     "happy_path": happy_path,
     "parallel_calls": parallel_calls,
@@ -166,7 +190,21 @@ SCENARIOS: dict[str, Scenario] = {
     "tool_approvals": tool_approvals,
     "cancelled": cancelled,
     "typed_output": typed_output,
+    "sub_agent": sub_agent,
 }
+
+
+def recording_registry() -> ToolRegistry:
+    registry = recording_tools(ToolLog())
+    registry.add_sub_agent(SubAgentConfig(name="helper", description="Adds", tools=["add"]))
+    return registry
+
+
+def sub_agent_workflow_ids(history: WorkflowHistory) -> list[str]:
+    started = events_of(history, EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)
+    return [
+        e.start_child_workflow_execution_initiated_event_attributes.workflow_id for e in started
+    ]
 
 
 async def record(target: Path = HERE, only: list[str] | None = None) -> list[Path]:
@@ -177,7 +215,7 @@ async def record(target: Path = HERE, only: list[str] | None = None) -> list[Pat
         with ScriptedLLM() as llm, tempfile.TemporaryDirectory() as tmp:
             store = open_store(StoreConfig.sqlite_file(Path(tmp) / "store.db"))
             http = new_http_client()
-            deps = WorkerDeps(store=store, registry=recording_tools(ToolLog()), http=http)
+            deps = WorkerDeps(store=store, registry=recording_registry(), http=http)
             worker = build_worker(env.client, deps, task_queue="recording")
             sessions = SessionClient(env.client, task_queue="recording")
             try:
@@ -189,8 +227,16 @@ async def record(target: Path = HERE, only: list[str] | None = None) -> list[Pat
                         workflow_id = names.session_workflow_id(sid)
                         await env.client.get_workflow_handle(workflow_id).result()
                         runs = await fetch_histories(env.client, workflow_id)
-                        for index, history in enumerate(runs):
-                            path = target / f"{name}.run{index}.json"
+                        labelled = [(f"{name}.run{i}", h) for i, h in enumerate(runs)]
+                        for parent in runs:
+                            for child_number, child in enumerate(sub_agent_workflow_ids(parent)):
+                                child_runs = await fetch_histories(env.client, child)
+                                labelled += [
+                                    (f"{name}.child{child_number}.run{i}", h)
+                                    for i, h in enumerate(child_runs)
+                                ]
+                        for label, history in labelled:
+                            path = target / f"{label}.json"
                             body = json.dumps(history.to_json_dict(), indent=1) + "\n"
                             path.write_text(body)
                             written.append(path)

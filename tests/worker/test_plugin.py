@@ -23,6 +23,7 @@ from durable_loop.worker.deps import WorkerDeps, new_http_client
 from durable_loop.worker.plugin import WORKFLOWS, DurableLoopPlugin, activities_for
 from durable_loop.workflows.child_session import ChildSessionWorkflow
 from durable_loop.workflows.session import SessionWorkflow
+from durable_loop.workflows.sub_agent_workflow import SubAgentWorkflow
 
 KEYS = new_key("k1")
 
@@ -96,7 +97,7 @@ async def test_a_worker_on_a_plugged_client_runs_durable_loop_beside_the_users_o
     assert client.data_converter.payload_converter_class is PydanticPayloadConverter
     worker = Worker(client, task_queue="plugged", workflows=[])
     config = worker.config(active_config=True)
-    assert list(config["workflows"]) == [SessionWorkflow, ChildSessionWorkflow]
+    assert list(config["workflows"]) == [SessionWorkflow, ChildSessionWorkflow, SubAgentWorkflow]
     assert activity_names(worker) == sorted(a.__name__ for a in activities_for(deps))
     assert len(config["activities"]) == len(activity_refs.ALL)
 

@@ -25,8 +25,10 @@ from durable_loop.core.contracts import AppendItem, RunResult, ToolCallSummary
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.messages import StoredMessage, Usage
+from durable_loop.core.names import session_workflow_id
 from durable_loop.core.outcome import preview
 from durable_loop.core.reply_meta import ReusedResultMeta
+from durable_loop.core.sub_agents import child_session_id
 
 USER_PREVIEW_CHARS = 60
 
@@ -235,6 +237,7 @@ def build_trace(
         else:
             until = max(last_seq, tries[-1].input.assistant_seq + _call_count(tries[-1])) + 1
         turns.append(_turn_row(tries, run_index, index, until))
+    turns = _link_sub_agents(turns, session_id, runs)
     usage = sum((t[-1].output.usage for _, t in tried if t[-1].output), Usage())
     results: dict[str, RunResult] = {}
     for run in runs:
@@ -269,6 +272,26 @@ def build_trace(
         ui_url=f"{ui_url}/namespaces/{namespace}/workflows/{workflow_id}" if ui_url else None,
     )
     return with_arguments(trace, rows, args_chars)
+
+
+def _link_sub_agents(
+    turns: list[TurnRow], session_id: str, runs: Sequence[DecodedRun]
+) -> list[TurnRow]:
+    """Name the child session of each sub-agent call (its id follows from the call)."""
+    started = {w for r in runs for w in r.sub_agent_workflow_ids}
+    if not started:
+        return turns
+    linked: list[TurnRow] = []
+    for turn in turns:
+        calls = []
+        for call in turn.calls:
+            if call.result_seq is not None:
+                child = child_session_id(session_id, call.call_id, call.result_seq)
+                if session_workflow_id(child) in started:
+                    call = call.model_copy(update={"sub_agent_session": child})
+            calls.append(call)
+        linked.append(turn.model_copy(update={"calls": calls}))
+    return linked
 
 
 def _call_count(call: LlmCall) -> int:

@@ -22,6 +22,7 @@ from durable_loop.core.contracts import (
     ToolRunOutput,
 )
 from durable_loop.core.errors import CodedError, ErrorCode
+from durable_loop.core.sub_agents import SUB_AGENT_WORKFLOW
 
 M = TypeVar("M", bound=BaseModel)
 CONVERTER = pydantic_data_converter.payload_converter
@@ -94,6 +95,10 @@ def decode_run(events: Sequence[HistoryEvent], run_id: str, run_index: int) -> D
             outcome = event.workflow_execution_update_completed_event_attributes.outcome
             if outcome.HasField("success") and (res := _decode(outcome.success, RunResult)):
                 run.results.append(res)
+        elif kind == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+            child = event.start_child_workflow_execution_initiated_event_attributes
+            if child.workflow_type.name == SUB_AGENT_WORKFLOW:
+                run.sub_agent_workflow_ids.append(child.workflow_id)
         elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
             run.continued_as_new = True
     return run

@@ -59,6 +59,9 @@ class DecodedRun(BaseModel):
     llm_calls: list[LlmCall] = Field(default_factory=list)
     tool_runs: list[ToolRun] = Field(default_factory=list)
     results: list[RunResult] = Field(default_factory=list)
+    sub_agent_workflow_ids: list[str] = Field(
+        default_factory=list, description="The sub-agents this run started, as child workflows"
+    )
 
 
 # ---------------------------------------------------------------- the trace
@@ -86,6 +89,9 @@ class CallRow(BaseModel):
     source: CallSource = "unknown"
     arguments: CallArguments | None = Field(
         default=None, description="From the store; None when the trace was built without it"
+    )
+    sub_agent_session: str | None = Field(
+        default=None, description="A sub-agent call: the child's session id (trace it too)"
     )
 
 

@@ -27,6 +27,8 @@ def _call_text(call: CallRow) -> Text:
         text.append(" (not run)", style="dim")
     if call.arguments is not None:
         text.append("\n  " + arguments_line(call.arguments), style="dim")
+    if call.sub_agent_session is not None:
+        text.append(f"\n  sub-agent session {call.sub_agent_session}", style="cyan")
     return text
 
 

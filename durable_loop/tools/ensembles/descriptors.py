@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from durable_loop.core.errors import ConfigError, ErrorCode
 from durable_loop.core.registry import ToolFunction
 from durable_loop.core.retry import RetrySettings
+from durable_loop.core.sub_agent_config import SubAgentConfig
 from durable_loop.core.tools import ToolSpec, check_tool_name
 from durable_loop.tools.ensembles.model import Ensemble, EnsembleDefaults
 from durable_loop.tools.ensembles.toml_lines import KeyPath, PathPart, dotted, key_lines, line_of
@@ -97,6 +98,9 @@ class EnsembleFile(_Strict):
     ensemble: EnsembleHeader
     defaults: EnsembleDefaults = EnsembleDefaults()
     tools: list[ToolSource] = Field(default_factory=list)
+    sub_agents: list[SubAgentConfig] = Field(
+        default_factory=list, description="Agents the model can delegate to (docs/sub-agents.md)"
+    )
 
 
 class ToolHeader(_Strict):
@@ -281,6 +285,15 @@ def _load_one(path: Path, out: list[DescriptorProblem]) -> Ensemble | None:
             problems.add(field, f"tool {spec.name!r} is declared twice in this ensemble")
             continue
         ensemble.add(spec, fn or _unavailable(spec.name), enabled=enabled, explicit=_explicit(spec))
+    for index, config in enumerate(descriptor.sub_agents):
+        field = ("sub_agents", index, "name")
+        if config.name in config.tools:
+            problems.add(field, f"sub-agent {config.name!r} lists itself among its tools")
+            continue
+        try:
+            ensemble.add_sub_agent(config)
+        except ValueError as err:
+            problems.add(field, str(err))
     return ensemble
 
 
@@ -304,12 +317,13 @@ def load_ensembles(paths: Iterable[str | Path]) -> list[Ensemble]:
         if any(e.name == ensemble.name for e in ensembles):
             _Problems(problems, path).add(("ensemble", "name"), f"{ensemble.name!r} twice")
             continue
-        for spec in ensemble.specs():
-            if spec.name in owners:
+        declared = [s.name for s in ensemble.specs()]
+        for name in declared + (ensemble.sub_agent_names() if ensemble.enabled else []):
+            if name in owners:
                 _Problems(problems, path).add(
-                    ("tools",), f"tool {spec.name!r} is also declared by {owners[spec.name]!r}"
+                    ("tools",), f"tool {name!r} is also declared by {owners[name]!r}"
                 )
-            owners[spec.name] = ensemble.name
+            owners[name] = ensemble.name
         ensembles.append(ensemble)
     if problems:
         raise EnsembleLoadError(problems)

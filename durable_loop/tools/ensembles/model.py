@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from durable_loop.core.registry import ToolFunction, ToolRegistry
 from durable_loop.core.retry import RetrySettings
+from durable_loop.core.sub_agent_config import SubAgentConfig
 from durable_loop.core.tools import ToolSpec, check_tool_name
 
 F = TypeVar("F", bound=ToolFunction)
@@ -67,6 +68,7 @@ class Ensemble:
         self.description = description
         self.defaults = defaults or EnsembleDefaults()
         self._tools: dict[str, EnsembleTool] = {}
+        self._sub_agents: dict[str, SubAgentConfig] = {}
 
     def add(
         self,
@@ -110,9 +112,21 @@ class Ensemble:
 
         return decorate
 
+    def add_sub_agent(self, config: SubAgentConfig) -> SubAgentConfig:
+        """Declare a sub-agent (see ``ToolRegistry.add_sub_agent``); registered with the
+        ensemble's tools when it is enabled."""
+        check_tool_name(config.name)
+        if config.name in self._tools or config.name in self._sub_agents:
+            raise ValueError(f"ensemble {self.name!r}: {config.name!r} is already declared")
+        self._sub_agents[config.name] = config
+        return config
+
     def tool_names(self) -> list[str]:
         """Every declared tool, enabled or not."""
         return list(self._tools)
+
+    def sub_agent_names(self) -> list[str]:
+        return list(self._sub_agents)
 
     def specs(self) -> list[ToolSpec]:
         """The effective specs of the enabled tools (none when the ensemble is disabled)."""
@@ -133,6 +147,8 @@ class Ensemble:
         for tool in self._tools.values():
             if tool.enabled:
                 registry.add(self._effective(tool), tool.fn)
+        for config in self._sub_agents.values():
+            registry.add_sub_agent(config, ensemble=self.name)
         return registry
 
     def __repr__(self) -> str:
