@@ -114,6 +114,8 @@ async def tool_approvals(sessions: SessionClient, llm: ScriptedLLM) -> str:
     )
     await sessions.decide_tool_call(sid, c2.decision("reject", "bob", comment="not now"))
     await sessions.message_result(sid, "m1")
+    await sessions.close(sid)
+    return sid
 
 
 async def cancelled(sessions: SessionClient, llm: ScriptedLLM) -> str:
