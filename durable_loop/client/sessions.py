@@ -267,11 +267,19 @@ class SessionClient:
         *,
         message_id: str | None = None,
         poll_s: float = 0.05,
+        output_schema: OutputSchema | None = None,
+        output_type: type[Any] | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """Send a message and yield its assistant text as it is generated, then the
         RunResult (sessions with ``stream_replies``; ``chunks`` reads the worker's store)."""
         return send_streaming(
-            self.handle(session_id), chunks, session_id, text, message_id=message_id, poll_s=poll_s
+            self.handle(session_id),
+            chunks,
+            session_id,
+            text,
+            message_id=message_id,
+            poll_s=poll_s,
+            output_schema=message_schema(output_schema, output_type),
         )
 
     async def switch_model(
@@ -360,6 +368,8 @@ class SessionClient:
         poll_s: float = 0.25,
         chunks: StreamStore | None = None,
         interrupt: bool = False,
+        output_schema: OutputSchema | None = None,
+        output_type: type[Any] | None = None,
     ) -> AsyncIterator[Progress]:
         """Send (update-with-start when ``settings`` are given) and yield progress while
         the Update runs, by polling the ``transcript_tail`` and ``proposals`` Queries and,
@@ -373,11 +383,19 @@ class SessionClient:
             seen_seq = -1
         seen_proposals = {p.proposal_id for p in await self._pending_or_none(session_id)}
         after_chunk = await chunks.last_id(session_id) if chunks is not None else 0
+        typed = message_schema(output_schema, output_type)
         if settings is None:
-            call = self.send(session_id, text, message_id=message_id, interrupt=interrupt)
+            call = self.send(
+                session_id, text, message_id=message_id, interrupt=interrupt, output_schema=typed
+            )
         else:
             call = self.start_and_send(
-                session_id, settings, text, message_id=message_id, interrupt=interrupt
+                session_id,
+                settings,
+                text,
+                message_id=message_id,
+                interrupt=interrupt,
+                output_schema=typed,
             )
         task = asyncio.ensure_future(call)
         try:

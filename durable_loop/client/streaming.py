@@ -17,6 +17,7 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateStage
 from durable_loop.client.update_retry import message_update_id, new_message_id
 from durable_loop.core import names
 from durable_loop.core.contracts import RunResult, UserMessage
+from durable_loop.core.typed_output import OutputSchema
 from durable_loop.store.stream import StreamStore
 
 
@@ -39,12 +40,13 @@ async def send_streaming(
     *,
     message_id: str | None = None,
     poll_s: float = 0.05,
+    output_schema: OutputSchema | None = None,
 ) -> AsyncIterator[StreamEvent]:
     after = await chunks.last_id(session_id)
     message_id = message_id or new_message_id()
     update = await handle.start_update(
         names.UPDATE_SEND_MESSAGE,
-        UserMessage(text=text, message_id=message_id),
+        UserMessage(text=text, message_id=message_id, output_schema=output_schema),
         id=message_update_id(message_id, text),
         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
         result_type=RunResult,

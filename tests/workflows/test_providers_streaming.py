@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.store.stream import StreamStore
 from durable_loop.testing import reply, reply_stream
@@ -81,3 +83,35 @@ async def test_a_server_answering_without_events_still_works(loop_worker, script
         await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
         events = [e async for e in w.sessions.send_streaming(sid, "hi", chunks, poll_s=0.01)]
     assert [e.kind for e in events] == ["result"] and events[0].result.reply == "plain"
+
+
+class Sum(BaseModel):
+    total: int
+
+
+async def test_a_typed_answer_streams_and_arrives_parsed(loop_worker, scripted_llm):
+    """``send_streaming`` and ``send_with_progress`` take ``output_type`` as ``send`` does:
+    the first streamed answer is not valid and is sent back, the second arrives parsed."""
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(
+        model,
+        [
+            reply_stream.text("The total ", "is five."),
+            reply_stream.text('{"total": ', "5}"),
+            reply_stream.text('{"total": ', "6}"),
+        ],
+    )
+    runtime = RuntimeConfig(stream_replies=True)
+    async with loop_worker(recording_tools(ToolLog())) as w:
+        chunks = StreamStore(w.store.db)
+        await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
+        streamed = [
+            e async for e in w.sessions.send_streaming(sid, "2+3?", chunks, output_type=Sum)
+        ]
+        progress = [p async for p in w.sessions.send_with_progress(sid, "3+3?", output_type=Sum)]
+    end, last = streamed[-1].result, progress[-1].result
+    assert end is not None and end.output_as(Sum) == Sum(total=5)
+    assert last is not None and last.output_as(Sum) == Sum(total=6)
+    assert any("is five" in e.text for e in streamed if e.kind == "text")
+    first = scripted_llm.requests(model)[0]
+    assert first.body["response_format"]["json_schema"]["schema"] == Sum.model_json_schema()
