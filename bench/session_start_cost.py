@@ -35,21 +35,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
+from temporalio.api.common.v1 import Payloads
+from temporalio.api.failure.v1 import Failure
 from temporalio.bridge.proto.workflow_activation import WorkflowActivation
 from temporalio.bridge.proto.workflow_completion import WorkflowActivationCompletion
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.converter import SerializationContext
+from temporalio.converter import DataConverter, SerializationContext
 from temporalio.worker import (
     UnsandboxedWorkflowRunner,
     Worker,
@@ -58,7 +62,8 @@ from temporalio.worker import (
     WorkflowRunner,
 )
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
-from temporalio.workflow import Info
+from temporalio.worker.workflow_sandbox._runner import _fake_info
+from temporalio.workflow import Info, _Definition
 
 from bench.harness import (
     bounded,
@@ -77,6 +82,7 @@ from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
 from durable_loop.worker.deps import WorkerDeps, new_http_client
 from durable_loop.worker.plugin import DurableLoopPlugin
 from durable_loop.worker.sandbox import CORE_MODULES, sandboxed_runner
+from durable_loop.workflows.session import SessionWorkflow
 
 ConfigName = Literal[
     "sdk_default", "core_passthrough", "durable_loop", "all_passthrough", "unsandboxed"
@@ -94,6 +100,7 @@ TARGET_FIRST_TASK_MS = 15.0
 TARGET_KB_PER_CACHED_SESSION = 64.0
 WARM_UP = 5
 IN_FLIGHT = 16
+PROBE_INSTANCES = 20
 SETTLE_S = 2.0
 DEFAULT_OUTPUT = Path(__file__).parent / "results" / "session_start_cost.json"
 
@@ -165,6 +172,49 @@ class TimedRunner(WorkflowRunner):
 
 class WorkerStats(BaseModel):
     first_task_ms: list[float]
+    instance_kb: float
+    """Python heap held by one new session workflow instance (tracemalloc)."""
+
+
+def instance_kb(runner: WorkflowRunner, count: int = PROBE_INSTANCES) -> float:
+    """The Python heap one new session workflow instance holds under ``runner``: the
+    sandbox's own modules and the workflow object, measured by tracemalloc over ``count``
+    instances created the way the worker creates them (before the worker serves, so no
+    other work is traced). Must be called with an event loop running."""
+    details = probe_details(SessionWorkflow)
+    runner.prepare_workflow(details.defn)
+    runner.create_instance(details)  # the first one imports on the host
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        held = [runner.create_instance(details) for _ in range(count)]
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    del held
+    return round(grown / count / 1024, 1)
+
+
+def probe_details(workflow: type) -> WorkflowInstanceDetails:
+    """Details for a workflow instance that is created but never activated (the SDK's own
+    validation in ``prepare_workflow`` does the same)."""
+    default = DataConverter.default
+    return WorkflowInstanceDetails(
+        payload_converter_factory=default._new_payload_converter,
+        failure_converter_class=default.failure_converter_class,
+        interceptor_classes=[],
+        defn=_Definition.must_from_class(workflow),
+        info=_fake_info,
+        randomness_seed=-1,
+        extern_functions={},
+        disable_eager_activity_execution=False,
+        worker_level_failure_exception_types=[],
+        patch_activation_callback=None,
+        last_completion_result=Payloads(),
+        last_failure=Failure(),
+    )
 
 
 async def serve(config: ConfigName, address: str, queue: str, db: Path, cache: int) -> None:
@@ -174,7 +224,9 @@ async def serve(config: ConfigName, address: str, queue: str, db: Path, cache: i
     store = open_store(StoreConfig.sqlite_file(db))
     http = new_http_client()
     deps = WorkerDeps(store=store, registry=ToolRegistry(), http=http, environ={})
-    runner = TimedRunner(runner_for(config))
+    inner = runner_for(config)
+    probed = instance_kb(inner)
+    runner = TimedRunner(inner)
     worker = Worker(
         client,
         task_queue=queue,
@@ -189,7 +241,8 @@ async def serve(config: ConfigName, address: str, queue: str, db: Path, cache: i
     finally:
         await http.aclose()
         await store.close()
-    stats = WorkerStats(first_task_ms=[round(1000 * s, 3) for s in runner.first_task_s])
+    first = [round(1000 * s, 3) for s in runner.first_task_s]
+    stats = WorkerStats(first_task_ms=first, instance_kb=probed)
     print(stats.model_dump_json(), flush=True)
 
 
@@ -207,7 +260,8 @@ class Run(BaseModel):
     worker_cpu_ms_per_session: float
     worker_rss_mb_warm: float
     worker_rss_mb_after: float
-    kb_per_cached_session: float
+    rss_growth_mb: float
+    instance_kb: float
     wall_s: float
     errors: list[str] = []
 
@@ -221,7 +275,11 @@ class StartCostReport(BaseModel):
     first_task_cpu_ms: dict[str, float]
     """Median over the runs of each configuration's p50."""
     kb_per_cached_session: dict[str, float]
-    """Largest over the cache sizes: the figure that must stay under the target."""
+    """Worker RSS per cached session: the slope of RSS growth over the number of cached
+    sessions, the same N sessions run at each cache size (what the cache holds, nothing
+    else the sessions leave behind)."""
+    instance_kb: dict[str, float]
+    """Python heap of one new session workflow instance (tracemalloc)."""
     target_met: bool
     note: str
     machine: dict[str, object]
@@ -261,7 +319,12 @@ class WorkerChild:
 
 
 async def start_sessions(
-    sessions: SessionClient, llm: ScriptedLLM, model: str, count: int, errors: list[str]
+    sessions: SessionClient,
+    llm: ScriptedLLM,
+    model: str,
+    count: int,
+    in_flight: int,
+    errors: list[str],
 ) -> int:
     settings = settings_for(llm, model)
 
@@ -274,7 +337,7 @@ async def start_sessions(
             return False
         return result.status == "completed"
 
-    done = await bounded([one for _ in range(count)], IN_FLIGHT)
+    done = await bounded([one for _ in range(count)], in_flight)
     llm.forget(model)
     return sum(done)
 
@@ -297,10 +360,12 @@ async def measure(
     sessions = SessionClient(client, task_queue=queue, search_attributes=False)
     errors: list[str] = []
     try:
-        await start_sessions(sessions, llm, model, WARM_UP, errors)
+        # more messages in flight than the cache holds would measure cache thrash
+        in_flight = min(IN_FLIGHT, cache)
+        await start_sessions(sessions, llm, model, WARM_UP, in_flight, errors)
         await asyncio.sleep(settle_s)
         warm, cpu_before, started = rss_mb(pid), cpu_s(pid), time.perf_counter()
-        completed = await start_sessions(sessions, llm, model, count, errors)
+        completed = await start_sessions(sessions, llm, model, count, in_flight, errors)
         wall = time.perf_counter() - started
         cpu = cpu_s(pid) - cpu_before
         await asyncio.sleep(settle_s)
@@ -321,7 +386,8 @@ async def measure(
         worker_cpu_ms_per_session=round(1000 * cpu / count, 2),
         worker_rss_mb_warm=warm,
         worker_rss_mb_after=after,
-        kb_per_cached_session=round(1024 * (after - warm) / cached, 1),
+        rss_growth_mb=round(after - warm, 1),
+        instance_kb=stats.instance_kb,
         wall_s=round(wall, 1),
         errors=errors[:5],
     )
@@ -350,30 +416,36 @@ async def run(
                         f"{result.first_task_cpu_ms_p50:6.2f} ms (p90 "
                         f"{result.first_task_cpu_ms_p90:6.2f}); worker CPU/session "
                         f"{result.worker_cpu_ms_per_session:6.1f} ms; RSS "
-                        f"{result.worker_rss_mb_warm} -> {result.worker_rss_mb_after} MB = "
-                        f"{result.kb_per_cached_session} KB per cached session "
-                        f"({result.cached_sessions}); failed {result.failed}",
+                        f"{result.worker_rss_mb_warm} -> {result.worker_rss_mb_after} MB "
+                        f"with {result.cached_sessions} cached; instance "
+                        f"{result.instance_kb} KB heap; failed {result.failed}",
                         flush=True,
                     )
                     runs.append(result)
     return runs
 
 
-def summarise(runs: list[Run], configs: list[ConfigName]) -> tuple[dict, dict]:
-    cpu, memory = {}, {}
+def summarise(
+    runs: list[Run], configs: list[ConfigName]
+) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    cpu, memory, heap = {}, {}, {}
     for config in configs:
         mine = [r for r in runs if r.config == config]
         cpu[config] = round(statistics.median(r.first_task_cpu_ms_p50 for r in mine), 2)
-        memory[config] = max(r.kb_per_cached_session for r in mine)
-    return cpu, memory
+        heap[config] = round(statistics.median(r.instance_kb for r in mine), 1)
+        cached = [float(r.cached_sessions) for r in mine]
+        if len(set(cached)) > 1:
+            growth = [1024 * r.rss_growth_mb for r in mine]
+            memory[config] = round(statistics.linear_regression(cached, growth).slope, 1)
+    return cpu, memory, heap
 
 
 def main(argv: list[str] | None = None) -> StartCostReport | None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=200)
-    parser.add_argument("--caches", default="50,200", help="max_cached_workflows values")
+    parser.add_argument("--sessions", type=int, default=300)
+    parser.add_argument("--caches", default="20,100,300", help="max_cached_workflows values")
     parser.add_argument("--configs", default=",".join(CONFIGS))
-    parser.add_argument("--quick", action="store_true", help="8 sessions, cache 8")
+    parser.add_argument("--quick", action="store_true", help="8 sessions, caches 4 and 8")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--worker", choices=CONFIGS, help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
@@ -393,16 +465,19 @@ def main(argv: list[str] | None = None) -> StartCostReport | None:
     if unknown:
         parser.error(f"BAD_CONFIGS: unknown {sorted(unknown)}; known: {list(CONFIGS)}")
     if args.quick:
-        args.sessions, caches = 8, [8]
-    if args.sessions < 2 or min(caches) < 1:
-        parser.error("BAD_ARGUMENT: --sessions must be at least 2 and every cache positive")
+        args.sessions, caches = 8, [4, 8]
+    if args.sessions < 2 or min(caches) < 1 or len(set(caches)) < 2:
+        parser.error(
+            "BAD_ARGUMENT: --sessions must be at least 2, every cache positive, and there "
+            "must be two cache sizes or more (memory per session is a slope)"
+        )
     started = time.perf_counter()
     runs = asyncio.run(run(args.sessions, caches, configs, 0.5 if args.quick else SETTLE_S))  # type: ignore[arg-type]
-    cpu, memory = summarise(runs, configs)  # type: ignore[arg-type]
+    cpu, memory, heap = summarise(runs, configs)  # type: ignore[arg-type]
     met = (
         AFTER in cpu
         and cpu[AFTER] <= TARGET_FIRST_TASK_MS
-        and memory[AFTER] <= TARGET_KB_PER_CACHED_SESSION
+        and memory.get(AFTER, float("inf")) <= TARGET_KB_PER_CACHED_SESSION
     )
     report = StartCostReport(
         sessions=args.sessions,
@@ -412,10 +487,11 @@ def main(argv: list[str] | None = None) -> StartCostReport | None:
         after=AFTER,
         first_task_cpu_ms=cpu,
         kb_per_cached_session=memory,
+        instance_kb=heap,
         target_met=met,
         note="first task CPU = thread CPU of creating the workflow instance + its first "
-        "activation; KB per cached session = worker RSS growth over N sessions / "
-        "min(N, max_cached_workflows), fresh worker process per run",
+        "activation; KB per cached session = slope of worker RSS growth (N sessions, "
+        "fresh worker process per run) over min(N, max_cached_workflows)",
         machine=machine(),
         wall_s=round(time.perf_counter() - started, 1),
     )
