@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import statistics
 import sys
 import tempfile
@@ -43,6 +44,7 @@ import time
 import tracemalloc
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -53,7 +55,7 @@ from temporalio.bridge.proto.workflow_activation import WorkflowActivation
 from temporalio.bridge.proto.workflow_completion import WorkflowActivationCompletion
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.converter import DataConverter, SerializationContext
+from temporalio.converter import DataConverter, SerializationContext, StorageDriverStoreContext
 from temporalio.worker import (
     UnsandboxedWorkflowRunner,
     Worker,
@@ -99,6 +101,7 @@ AFTER: ConfigName = "durable_loop"
 TARGET_FIRST_TASK_MS = 15.0
 TARGET_KB_PER_CACHED_SESSION = 64.0
 WARM_UP = 5
+HEAP = "heap"
 IN_FLIGHT = 16
 PROBE_INSTANCES = 20
 SETTLE_S = 2.0
@@ -140,7 +143,7 @@ class _TimedInstance(WorkflowInstance):
     def get_serialization_context(self, command_info: object) -> SerializationContext | None:
         return self.inner.get_serialization_context(command_info)  # type: ignore[arg-type]
 
-    def get_external_store_context(self, command_info: object) -> object:
+    def get_external_store_context(self, command_info: object) -> StorageDriverStoreContext:
         return self.inner.get_external_store_context(command_info)  # type: ignore[arg-type]
 
     def get_info(self) -> Info:
@@ -185,6 +188,7 @@ def instance_kb(runner: WorkflowRunner, count: int = PROBE_INSTANCES) -> float:
     runner.prepare_workflow(details.defn)
     runner.create_instance(details)  # the first one imports on the host
     gc.collect()
+    tracing = tracemalloc.is_tracing()  # --trace-heap: traced from the start
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -192,7 +196,8 @@ def instance_kb(runner: WorkflowRunner, count: int = PROBE_INSTANCES) -> float:
         gc.collect()
         grown = tracemalloc.get_traced_memory()[0] - before
     finally:
-        tracemalloc.stop()
+        if not tracing:
+            tracemalloc.stop()
     del held
     return round(grown / count / 1024, 1)
 
@@ -237,7 +242,10 @@ async def serve(config: ConfigName, address: str, queue: str, db: Path, cache: i
     try:
         async with worker:
             print("ready", flush=True)
-            await asyncio.to_thread(sys.stdin.readline)
+            while (await asyncio.to_thread(sys.stdin.readline)).strip() == HEAP:
+                gc.collect()
+                traced = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0
+                print(round(traced / 2**20, 2), flush=True)
     finally:
         await http.aclose()
         await store.close()
@@ -262,6 +270,8 @@ class Run(BaseModel):
     worker_rss_mb_after: float
     rss_growth_mb: float
     instance_kb: float
+    python_heap_growth_mb: float | None = None
+    """``--trace-heap``: the worker's traced Python heap over the N sessions."""
     wall_s: float
     errors: list[str] = []
 
@@ -272,15 +282,14 @@ class StartCostReport(BaseModel):
     runs: list[Run]
     before: ConfigName
     after: ConfigName
-    first_task_cpu_ms: dict[str, float]
-    """Median over the runs of each configuration's p50."""
-    kb_per_cached_session: dict[str, float]
-    """Worker RSS per cached session: the slope of RSS growth over the number of cached
-    sessions, the same N sessions run at each cache size (what the cache holds, nothing
-    else the sessions leave behind)."""
-    instance_kb: dict[str, float]
-    """Python heap of one new session workflow instance (tracemalloc)."""
+    summary: Summary
+    """Per configuration: first task CPU (median over the runs of each run's p50);
+    KB per cached session (worker RSS: the slope of RSS growth over the sessions the cache
+    holds, the same N sessions at each cache size, so what the sessions leave outside the
+    cache cancels out); the Python heap of one new session workflow instance
+    (tracemalloc); with ``--trace-heap``, the Python heap's own slope."""
     target_met: bool
+    traced_heap: bool
     note: str
     machine: dict[str, object]
     wall_s: float
@@ -293,7 +302,10 @@ def answer(_: RecordedRequest) -> Reply:
 class WorkerChild:
     """This module run as a worker process, spoken to over its stdin and stdout."""
 
-    def __init__(self, config: ConfigName, address: str, queue: str, db: Path, cache: int):
+    def __init__(
+        self, config: ConfigName, address: str, queue: str, db: Path, cache: int, trace: bool
+    ):
+        self.env = {**os.environ, "PYTHONTRACEMALLOC": "1"} if trace else None
         self.args = [
             sys.executable, "-m", "bench.session_start_cost", "--worker", config,
             "--address", address, "--queue", queue, "--db", str(db), "--cache", str(cache),
@@ -302,13 +314,21 @@ class WorkerChild:
 
     async def start(self) -> int:
         self.proc = await asyncio.create_subprocess_exec(
-            *self.args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+            *self.args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=self.env
         )
         assert self.proc.stdout is not None
         line = await asyncio.wait_for(self.proc.stdout.readline(), 120)
         if line.strip() != b"ready":
             raise RuntimeError(f"WORKER_NOT_READY: {line!r}")
         return self.proc.pid
+
+    async def heap_mb(self) -> float:
+        """The worker's traced Python heap (``--trace-heap``; 0 otherwise)."""
+        assert self.proc is not None and self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.proc.stdin.write(f"{HEAP}\n".encode())
+        await self.proc.stdin.drain()
+        return float(await asyncio.wait_for(self.proc.stdout.readline(), 120))
 
     async def stop(self) -> WorkerStats:
         assert self.proc is not None and self.proc.stdin is not None
@@ -342,6 +362,15 @@ async def start_sessions(
     return sum(done)
 
 
+@dataclass(frozen=True)
+class Plan:
+    sessions: int
+    caches: list[int]
+    configs: list[ConfigName]
+    settle_s: float
+    trace_heap: bool
+
+
 async def measure(
     client: Client,
     address: str,
@@ -349,13 +378,13 @@ async def measure(
     workdir: Path,
     config: ConfigName,
     cache: int,
-    count: int,
-    settle_s: float,
+    plan: Plan,
 ) -> Run:
+    count, settle_s = plan.sessions, plan.settle_s
     queue = f"start-{config}-{cache}-{uuid.uuid4().hex[:6]}"
     model = f"m-{queue}"
     llm.script(model, [], then=answer)
-    child = WorkerChild(config, address, queue, workdir / f"{queue}.db", cache)
+    child = WorkerChild(config, address, queue, workdir / f"{queue}.db", cache, plan.trace_heap)
     pid = await child.start()
     sessions = SessionClient(client, task_queue=queue, search_attributes=False)
     errors: list[str] = []
@@ -364,12 +393,14 @@ async def measure(
         in_flight = min(IN_FLIGHT, cache)
         await start_sessions(sessions, llm, model, WARM_UP, in_flight, errors)
         await asyncio.sleep(settle_s)
+        heap_warm = await child.heap_mb()
         warm, cpu_before, started = rss_mb(pid), cpu_s(pid), time.perf_counter()
         completed = await start_sessions(sessions, llm, model, count, in_flight, errors)
         wall = time.perf_counter() - started
         cpu = cpu_s(pid) - cpu_before
         await asyncio.sleep(settle_s)
         after = rss_mb(pid)
+        heap_growth = await child.heap_mb() - heap_warm
     finally:
         stats = await child.stop()
     measured = stats.first_task_ms[WARM_UP:] or stats.first_task_ms
@@ -388,29 +419,20 @@ async def measure(
         worker_rss_mb_after=after,
         rss_growth_mb=round(after - warm, 1),
         instance_kb=stats.instance_kb,
+        python_heap_growth_mb=round(heap_growth, 2) if plan.trace_heap else None,
         wall_s=round(wall, 1),
         errors=errors[:5],
     )
 
 
-async def run(
-    count: int, caches: list[int], configs: list[ConfigName], settle_s: float
-) -> list[Run]:
+async def run(plan: Plan) -> list[Run]:
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="start-cost-") as tmp, ScriptedLLM() as llm:
         async with dev_server() as env:
-            for cache in caches:
-                for config in configs:
-                    result = await measure(
-                        env.client,
-                        server_address(env),
-                        llm,
-                        Path(tmp),
-                        config,
-                        cache,
-                        count,
-                        settle_s,
-                    )
+            for cache in plan.caches:
+                for config in plan.configs:
+                    address = server_address(env)
+                    result = await measure(env.client, address, llm, Path(tmp), config, cache, plan)
                     print(
                         f"cache {cache:>5} {config:<17} first task CPU p50 "
                         f"{result.first_task_cpu_ms_p50:6.2f} ms (p90 "
@@ -425,19 +447,37 @@ async def run(
     return runs
 
 
-def summarise(
-    runs: list[Run], configs: list[ConfigName]
-) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-    cpu, memory, heap = {}, {}, {}
+class Summary(BaseModel):
+    first_task_cpu_ms: dict[str, float] = {}
+    kb_per_cached_session: dict[str, float] = {}
+    instance_kb: dict[str, float] = {}
+    python_heap_kb_per_cached_session: dict[str, float] = {}
+
+
+def slope_kb(runs: list[Run], growth_mb: Callable[[Run], float | None]) -> float | None:
+    """KB per cached session: the slope of growth over the sessions the cache holds."""
+    points = [(float(r.cached_sessions), growth_mb(r)) for r in runs]
+    xs = [x for x, y in points if y is not None]
+    ys = [1024 * y for _, y in points if y is not None]
+    if len(set(xs)) < 2:
+        return None
+    return round(statistics.linear_regression(xs, ys).slope, 1)
+
+
+def summarise(runs: list[Run], configs: list[ConfigName]) -> Summary:
+    summary = Summary()
     for config in configs:
         mine = [r for r in runs if r.config == config]
-        cpu[config] = round(statistics.median(r.first_task_cpu_ms_p50 for r in mine), 2)
-        heap[config] = round(statistics.median(r.instance_kb for r in mine), 1)
-        cached = [float(r.cached_sessions) for r in mine]
-        if len(set(cached)) > 1:
-            growth = [1024 * r.rss_growth_mb for r in mine]
-            memory[config] = round(statistics.linear_regression(cached, growth).slope, 1)
-    return cpu, memory, heap
+        p50 = statistics.median(r.first_task_cpu_ms_p50 for r in mine)
+        summary.first_task_cpu_ms[config] = round(p50, 2)
+        summary.instance_kb[config] = round(statistics.median(r.instance_kb for r in mine), 1)
+        rss = slope_kb(mine, lambda r: r.rss_growth_mb)
+        if rss is not None:
+            summary.kb_per_cached_session[config] = rss
+        heap = slope_kb(mine, lambda r: r.python_heap_growth_mb)
+        if heap is not None:
+            summary.python_heap_kb_per_cached_session[config] = heap
+    return summary
 
 
 def main(argv: list[str] | None = None) -> StartCostReport | None:
@@ -445,7 +485,15 @@ def main(argv: list[str] | None = None) -> StartCostReport | None:
     parser.add_argument("--sessions", type=int, default=300)
     parser.add_argument("--caches", default="20,100,300", help="max_cached_workflows values")
     parser.add_argument("--configs", default=",".join(CONFIGS))
-    parser.add_argument("--quick", action="store_true", help="8 sessions, caches 4 and 8")
+    parser.add_argument(
+        "--quick", action="store_true", help="8 sessions, caches 4 and 8, before and after"
+    )
+    parser.add_argument(
+        "--trace-heap",
+        action="store_true",
+        help="run the workers under tracemalloc to split RSS into Python heap and the rest "
+        "(CPU figures are then inflated)",
+    )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--worker", choices=CONFIGS, help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
@@ -465,19 +513,25 @@ def main(argv: list[str] | None = None) -> StartCostReport | None:
     if unknown:
         parser.error(f"BAD_CONFIGS: unknown {sorted(unknown)}; known: {list(CONFIGS)}")
     if args.quick:
-        args.sessions, caches = 8, [4, 8]
+        args.sessions, caches, configs = 8, [4, 8], [BEFORE, AFTER]
     if args.sessions < 2 or min(caches) < 1 or len(set(caches)) < 2:
         parser.error(
             "BAD_ARGUMENT: --sessions must be at least 2, every cache positive, and there "
             "must be two cache sizes or more (memory per session is a slope)"
         )
     started = time.perf_counter()
-    runs = asyncio.run(run(args.sessions, caches, configs, 0.5 if args.quick else SETTLE_S))  # type: ignore[arg-type]
-    cpu, memory, heap = summarise(runs, configs)  # type: ignore[arg-type]
+    plan = Plan(
+        sessions=args.sessions,
+        caches=caches,
+        configs=configs,
+        settle_s=0.5 if args.quick else SETTLE_S,
+        trace_heap=args.trace_heap,
+    )
+    runs = asyncio.run(run(plan))
+    summary = summarise(runs, plan.configs)
     met = (
-        AFTER in cpu
-        and cpu[AFTER] <= TARGET_FIRST_TASK_MS
-        and memory.get(AFTER, float("inf")) <= TARGET_KB_PER_CACHED_SESSION
+        summary.first_task_cpu_ms.get(AFTER, float("inf")) <= TARGET_FIRST_TASK_MS
+        and summary.kb_per_cached_session.get(AFTER, float("inf")) <= TARGET_KB_PER_CACHED_SESSION
     )
     report = StartCostReport(
         sessions=args.sessions,
@@ -485,10 +539,9 @@ def main(argv: list[str] | None = None) -> StartCostReport | None:
         runs=runs,
         before=BEFORE,
         after=AFTER,
-        first_task_cpu_ms=cpu,
-        kb_per_cached_session=memory,
-        instance_kb=heap,
+        summary=summary,
         target_met=met,
+        traced_heap=plan.trace_heap,
         note="first task CPU = thread CPU of creating the workflow instance + its first "
         "activation; KB per cached session = slope of worker RSS growth (N sessions, "
         "fresh worker process per run) over min(N, max_cached_workflows)",

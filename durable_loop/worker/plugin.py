@@ -45,6 +45,7 @@ __all__ = ["WORKFLOWS", "DurableLoopPlugin", "activities_for"]
 
 PLUGIN_NAME = "durable-loop"
 
+
 def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
     """Every activity a durable-loop worker runs, bound to ``deps``."""
     gateway = LlmGateway(deps.http, deps.environ)

@@ -96,10 +96,12 @@ def sandboxed_runner(
 
 
 class _SharedCodeLoader(importlib.machinery.SourceFileLoader):
-    def get_code(self, fullname: str) -> CodeType:
-        code = SharedWorkflowCode.code.get(self.path)
-        if code is None:
-            code = super().get_code(fullname)
+    def get_code(self, fullname: str) -> CodeType | None:
+        shared = SharedWorkflowCode.code.get(self.path)
+        if shared is not None:
+            return shared
+        code = super().get_code(fullname)
+        if code is not None:
             SharedWorkflowCode.code[self.path] = code
         return code
 

@@ -12,6 +12,7 @@ from bench import (
     overhead,
     parallel_tools,
     parked_sessions,
+    session_start_cost,
     store_ops,
     throughput,
 )
@@ -97,3 +98,19 @@ def test_store_ops_quick(tmp_path, capfd):
     assert all(r.cpu_ms_per_call > 0 and r.calls == 50 for r in report.workspace)
     assert report.window is not None and report.window.messages == 2_000
     assert report.window.ms_with_role_index > 0 and report.window.ms_without_role_index > 0
+
+
+def test_session_start_cost_quick(tmp_path, capfd):
+    report = session_start_cost.main(["--quick", "--output", str(tmp_path / "c.json")])
+    assert printed(capfd) == json.loads((tmp_path / "c.json").read_text())
+    configs = {session_start_cost.BEFORE, session_start_cost.AFTER}
+    assert {(r.config, r.max_cached_workflows) for r in report.runs} == {
+        (c, cache) for c in configs for cache in (4, 8)
+    }
+    for run in report.runs:
+        assert run.failed == 0 and not run.errors, run
+        assert run.first_task_cpu_ms_p50 > 0 and run.instance_kb > 0
+    summary = report.summary
+    assert set(summary.first_task_cpu_ms) == set(summary.kb_per_cached_session) == configs
+    # what holds at any size: a workflow run imports less, so it holds less
+    assert summary.instance_kb["durable_loop"] < summary.instance_kb["core_passthrough"]
