@@ -23,6 +23,7 @@ __all__ = [
     "build_tool_worker",
     "build_worker",
     "new_http_client",
+    "worker_options",
 ]
 
 
@@ -59,23 +60,25 @@ def build_worker(
     (:func:`durable_loop.connect`). ``interceptors``: e.g. tracing and metrics
     (``durable_loop.worker.observability``)."""
     tuning = tuning or WorkerTuning()
-    options = {k: v for k, v in tuning.model_dump().items() if v is not None}
-    plugin = DurableLoopPlugin(
-        deps, sandbox_passthrough=bool(options.pop("sandbox_passthrough", False))
-    )
-    pollers = {}
-    if "workflow_task_pollers" in options:
-        pollers["max_concurrent_workflow_task_polls"] = options.pop("workflow_task_pollers")
-    if "activity_task_pollers" in options:
-        pollers["max_concurrent_activity_task_polls"] = options.pop("activity_task_pollers")
+    plugin = DurableLoopPlugin(deps, sandbox_passthrough=bool(tuning.sandbox_passthrough))
     return Worker(
         client,
         task_queue=task_queue,
         plugins=[plugin],
         interceptors=list(interceptors),
-        **options,
-        **pollers,
+        **worker_options(tuning),
     )
+
+
+def worker_options(tuning: WorkerTuning) -> dict[str, int]:
+    """``Worker`` keyword arguments for the concurrency knobs ``tuning`` sets (the sandbox
+    setting is the plugin's)."""
+    options = tuning.model_dump(exclude_none=True, exclude={"sandbox_passthrough"})
+    renamed = {
+        "workflow_task_pollers": "max_concurrent_workflow_task_polls",
+        "activity_task_pollers": "max_concurrent_activity_task_polls",
+    }
+    return {renamed.get(name, name): value for name, value in options.items()}
 
 
 def build_tool_worker(

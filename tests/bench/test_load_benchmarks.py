@@ -15,6 +15,7 @@ from bench import (
     session_start_cost,
     store_ops,
     throughput,
+    throughput_floor,
 )
 
 
@@ -114,3 +115,14 @@ def test_session_start_cost_quick(tmp_path, capfd):
     assert set(summary.first_task_cpu_ms) == set(summary.kb_per_cached_session) == configs
     # what holds at any size: a workflow run imports less, so it holds less
     assert summary.instance_kb["durable_loop"] < summary.instance_kb["core_passthrough"]
+
+
+def test_throughput_floor_quick(tmp_path, capfd):
+    report = throughput_floor.main(["--quick", "--output", str(tmp_path / "f.json")])
+    assert printed(capfd)["ratio_durable_vs_bare"] == report.ratio_durable_vs_bare
+    assert {level.config for level in report.levels} == {"durable_loop", "bare_temporal"}
+    for level in report.levels:
+        assert level.failed_messages == 0 and not level.errors, level
+        assert level.turns == 2 * level.sessions * level.messages_per_session
+        assert level.worker_cpu_s_per_turn > 0
+    assert set(report.server_cpu_ms_per_turn) == {"durable_loop", "bare_temporal"}
