@@ -103,7 +103,7 @@ async def serve_bare(address: str, queue: str) -> None:
         task_queue=queue,
         workflows=[NaiveSessionWorkflow],
         activities=NaiveActivities(http, noop_tools()).all(),  # type: ignore[arg-type]
-        **worker_options(SETTINGS),  # type: ignore[arg-type]
+        **worker_options(SETTINGS),
     )
     try:
         async with worker:

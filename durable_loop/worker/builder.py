@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypedDict, cast
 
 from pydantic import BaseModel, Field
 from temporalio.client import Client
@@ -18,6 +19,7 @@ from durable_loop.worker.plugin import DurableLoopPlugin, activities_for
 __all__ = [
     "DEFAULT_HTTP_CONNECTIONS",
     "WorkerDeps",
+    "WorkerOptions",
     "WorkerTuning",
     "activities_for",
     "build_tool_worker",
@@ -70,7 +72,18 @@ def build_worker(
     )
 
 
-def worker_options(tuning: WorkerTuning) -> dict[str, int]:
+class WorkerOptions(TypedDict, total=False):
+    """The ``Worker`` keyword arguments a :class:`WorkerTuning` sets."""
+
+    max_concurrent_activities: int
+    max_concurrent_workflow_tasks: int
+    max_concurrent_local_activities: int
+    max_cached_workflows: int
+    max_concurrent_workflow_task_polls: int
+    max_concurrent_activity_task_polls: int
+
+
+def worker_options(tuning: WorkerTuning) -> WorkerOptions:
     """``Worker`` keyword arguments for the concurrency knobs ``tuning`` sets (the sandbox
     setting is the plugin's)."""
     options = tuning.model_dump(exclude_none=True, exclude={"sandbox_passthrough"})
@@ -78,7 +91,7 @@ def worker_options(tuning: WorkerTuning) -> dict[str, int]:
         "workflow_task_pollers": "max_concurrent_workflow_task_polls",
         "activity_task_pollers": "max_concurrent_activity_task_polls",
     }
-    return {renamed.get(name, name): value for name, value in options.items()}
+    return cast(WorkerOptions, {renamed.get(name, name): v for name, v in options.items()})
 
 
 def build_tool_worker(
