@@ -4,16 +4,20 @@ what is imported again for every workflow run.
 Temporal's sandbox imports a workflow's module afresh for every workflow run (a new session,
 or one evicted from the worker's cache and replayed), together with every module it imports
 that is not *passed through* from the host. For a session that was 17 durable_loop modules,
-~20 ms of CPU on an idle core and ~380 KB held by every cached session
-(``bench/session_start_cost.py``). Two changes bring that to a few ms and a few tens of KB:
+~24 ms of CPU for its first workflow task and ~380 KB of heap held by every cached session
+(``bench/session_start_cost.py``). Two changes bring that to ~3.5 ms and ~44 KB:
 
 * **Passed through** (imported once, shared by every run): the pure core
   (``durable_loop.core``, the models every workflow input and output is made of) and the
   helper modules of ``durable_loop.workflows`` that define no workflow class (the tool loop,
   approvals, routing...). They hold no module-level state a run could change (checked by
-  ``tests/worker/test_sandbox.py``), and import neither clock, random, uuid, environment,
-  network nor files (the import-linter contracts on ``durable_loop.core`` and
-  ``durable_loop.workflows``); the replay tests check what they command.
+  ``tests/worker/test_sandbox.py``) and import no clock, random, uuid, environment,
+  processes, threads or sockets (the import-linter contracts on ``durable_loop.core`` and
+  ``durable_loop.workflows``). The sandbox's own checks still reach them in the tests:
+  every history a test produces is replayed by
+  ``durable_loop.testing.history.replay_failures``
+  under the SDK's default sandbox, where they are imported and restricted per run again,
+  so a clock read or a random number in them fails a test.
 * **Still sandboxed**: each module that defines a workflow class (``WORKFLOWS``), so its
   module state is fresh for every run and the sandbox's restrictions apply to its code,
   as the SDK intends. Their compiled code objects are shared between runs

@@ -5,6 +5,7 @@ run, the checked-in histories replay under it)."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import pkgutil
 import sys
@@ -22,11 +23,17 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from temporalio.worker.workflow_sandbox._runner import _fake_info
 from temporalio.workflow import _Definition
 
+from durable_loop.testing.history import replay_failures
 from durable_loop.worker.plugin import DurableLoopPlugin
 from durable_loop.worker.sandbox import passthrough_modules, workflow_helper_modules
 from durable_loop.workflows.registered import WORKFLOWS
 from durable_loop.workflows.session import SessionWorkflow
-from tests.worker.sandboxed_workflows import ClockReadingWorkflow, SandboxProbe
+from tests.worker.sandboxed_workflows import (
+    ClockReadingWorkflow,
+    HelperClock,
+    HelperClockWorkflow,
+    SandboxProbe,
+)
 
 HISTORIES = Path(__file__).parents[1] / "histories"
 
@@ -82,6 +89,32 @@ async def test_a_workflow_reading_the_clock_is_refused_and_its_module_is_fresh_p
             for n in range(2)
         ]
     assert probes == [SandboxProbe(clock="refused", runs_seen_by_module=1)] * 2
+
+
+async def test_a_passed_through_helper_reading_the_clock_fails_the_replay_tests(temporal_env):
+    """What passing workflow helpers through relies on: a helper the worker lets read the
+    clock is refused when the test's history is replayed (replay_failures)."""
+    queue = f"helper-{uuid.uuid4().hex[:8]}"
+    helper = "tests.worker.sandboxed_helpers"
+    runner = plugin_runner()
+    passing = dataclasses.replace(
+        runner, restrictions=runner.restrictions.with_passthrough_modules(helper)
+    )
+    worker = Worker(
+        temporal_env.client,
+        task_queue=queue,
+        workflows=[HelperClockWorkflow],
+        plugins=[DurableLoopPlugin()],
+        workflow_runner=passing,
+    )
+    async with worker:
+        handle = await temporal_env.client.start_workflow(
+            HelperClockWorkflow.run, id=queue, task_queue=queue, result_type=HelperClock
+        )
+        assert await handle.result() == HelperClock(read=True)
+    history = await handle.fetch_history()
+    failures = await replay_failures([history], [HelperClockWorkflow])
+    assert list(failures.values()) and "datetime.datetime.now" in next(iter(failures.values()))
 
 
 async def test_durable_loops_workflow_modules_are_fresh_per_run_and_share_their_code():
