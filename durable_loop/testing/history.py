@@ -27,7 +27,11 @@ async def replay_failures(
     data_converter: DataConverter = pydantic_data_converter,
 ) -> dict[str, str]:
     """Replay ``histories`` against the current workflow code; map run id -> failure.
-    Encrypted histories need the ``data_converter`` (with its codec) that wrote them."""
+    Encrypted histories need the ``data_converter`` (with its codec) that wrote them.
+
+    Deliberately under the SDK's default sandbox, not the worker plugin's: here every
+    module of ``durable_loop.workflows`` is imported and restricted per run, the check that
+    the workers' passthrough (:mod:`durable_loop.worker.sandbox`) relies on."""
     listed = list(histories)
     if not listed:
         return {}

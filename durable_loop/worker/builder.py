@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypedDict, cast
 
 from pydantic import BaseModel, Field
 from temporalio.client import Client
@@ -18,11 +19,13 @@ from durable_loop.worker.plugin import DurableLoopPlugin, activities_for
 __all__ = [
     "DEFAULT_HTTP_CONNECTIONS",
     "WorkerDeps",
+    "WorkerOptions",
     "WorkerTuning",
     "activities_for",
     "build_tool_worker",
     "build_worker",
     "new_http_client",
+    "worker_options",
 ]
 
 
@@ -37,10 +40,12 @@ class WorkerTuning(BaseModel):
     activity_task_pollers: int | None = Field(default=None, ge=1)
     sandbox_passthrough: bool | None = Field(
         default=None,
-        description="Import durable_loop once for every workflow sandbox instead of once per "
-        "workflow instance: a new session or a cache miss costs about half the CPU "
-        "(bench/throughput.py). Determinism then rests on the rules and the replay tests "
-        "alone for durable_loop's own modules.",
+        description="Pass all of durable_loop through the workflow sandbox, the modules "
+        "that define the workflows too. By default (durable_loop.worker.sandbox) only those "
+        "are imported again for every workflow run, with shared code: ~3.5 ms of CPU for a "
+        "session's first workflow task; passing them through saves ~2 ms more "
+        "(bench/session_start_cost.py), and their determinism then rests on the rules and "
+        "the replay tests alone.",
     )
 
 
@@ -57,23 +62,36 @@ def build_worker(
     (:func:`durable_loop.connect`). ``interceptors``: e.g. tracing and metrics
     (``durable_loop.worker.observability``)."""
     tuning = tuning or WorkerTuning()
-    options = {k: v for k, v in tuning.model_dump().items() if v is not None}
-    plugin = DurableLoopPlugin(
-        deps, sandbox_passthrough=bool(options.pop("sandbox_passthrough", False))
-    )
-    pollers = {}
-    if "workflow_task_pollers" in options:
-        pollers["max_concurrent_workflow_task_polls"] = options.pop("workflow_task_pollers")
-    if "activity_task_pollers" in options:
-        pollers["max_concurrent_activity_task_polls"] = options.pop("activity_task_pollers")
+    plugin = DurableLoopPlugin(deps, sandbox_passthrough=bool(tuning.sandbox_passthrough))
     return Worker(
         client,
         task_queue=task_queue,
         plugins=[plugin],
         interceptors=list(interceptors),
-        **options,
-        **pollers,
+        **worker_options(tuning),
     )
+
+
+class WorkerOptions(TypedDict, total=False):
+    """The ``Worker`` keyword arguments a :class:`WorkerTuning` sets."""
+
+    max_concurrent_activities: int
+    max_concurrent_workflow_tasks: int
+    max_concurrent_local_activities: int
+    max_cached_workflows: int
+    max_concurrent_workflow_task_polls: int
+    max_concurrent_activity_task_polls: int
+
+
+def worker_options(tuning: WorkerTuning) -> WorkerOptions:
+    """``Worker`` keyword arguments for the concurrency knobs ``tuning`` sets (the sandbox
+    setting is the plugin's)."""
+    options = tuning.model_dump(exclude_none=True, exclude={"sandbox_passthrough"})
+    renamed = {
+        "workflow_task_pollers": "max_concurrent_workflow_task_polls",
+        "activity_task_pollers": "max_concurrent_activity_task_polls",
+    }
+    return cast(WorkerOptions, {renamed.get(name, name): v for name, v in options.items()})
 
 
 def build_tool_worker(

@@ -18,7 +18,6 @@ from temporalio.contrib.pydantic import PydanticPayloadConverter
 from temporalio.converter import DataConverter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import ReplayerConfig, WorkerConfig, WorkflowRunner
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from durable_loop.activities.appends import TranscriptActivities
 from durable_loop.activities.approvals import ApprovalActivities
@@ -37,6 +36,7 @@ from durable_loop.core.sub_agents import check_sub_agents
 from durable_loop.store.workspace import WorkspaceStore
 from durable_loop.worker.deps import WorkerDeps
 from durable_loop.worker.failure_log import CodedFailureLog
+from durable_loop.worker.sandbox import sandboxed_runner
 from durable_loop.workflows.registered import WORKFLOWS
 
 if TYPE_CHECKING:
@@ -45,10 +45,6 @@ if TYPE_CHECKING:
 __all__ = ["WORKFLOWS", "DurableLoopPlugin", "activities_for"]
 
 PLUGIN_NAME = "durable-loop"
-
-CORE_MODULES = "durable_loop.core"
-"""Pure modules (the models every workflow input and output is made of): passed through
-the workflow sandbox instead of being imported again for every workflow run."""
 
 
 def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
@@ -90,8 +86,10 @@ class DurableLoopPlugin(SimplePlugin):
 
     On a worker (directly, or handed on by the client): with ``deps``, the session
     workflows, their activities and the one-line log of coded failures
-    (:mod:`~durable_loop.worker.failure_log`); always, sandbox passthrough for durable-loop's pure
-    core (``sandbox_passthrough=True``: for all of durable-loop, see
+    (:mod:`~durable_loop.worker.failure_log`); always, durable-loop's sandbox settings
+    (:mod:`~durable_loop.worker.sandbox`: the pure core and the workflow helper modules
+    passed through, the workflow modules sandboxed with shared code;
+    ``sandbox_passthrough=True``: all of durable-loop passed through, see
     :class:`~durable_loop.worker.builder.WorkerTuning`). Given to a ``Worker`` only, the
     worker's client must already use durable-loop's converter (e.g. from
     :func:`durable_loop.connect`); a plugin with ``deps`` on the client as well is refused.
@@ -148,17 +146,7 @@ class DurableLoopPlugin(SimplePlugin):
         return present + [w for w in WORKFLOWS if w not in present]
 
     def _workflow_runner(self, existing: WorkflowRunner | None) -> WorkflowRunner:
-        modules = ("durable_loop",) if self.sandbox_passthrough else (CORE_MODULES,)
-        if existing is None:
-            existing = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default)
-        if not isinstance(existing, SandboxedWorkflowRunner):
-            return existing  # unsandboxed: nothing to pass through
-        restrictions = existing.restrictions
-        if all(m in restrictions.passthrough_modules for m in modules):
-            return existing
-        return dataclasses.replace(
-            existing, restrictions=restrictions.with_passthrough_modules(*modules)
-        )
+        return sandboxed_runner(existing, everything=self.sandbox_passthrough)
 
     # ---------------------------------------------------------------- hooks
 

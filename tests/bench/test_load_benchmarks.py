@@ -12,8 +12,10 @@ from bench import (
     overhead,
     parallel_tools,
     parked_sessions,
+    session_start_cost,
     store_ops,
     throughput,
+    throughput_floor,
 )
 
 
@@ -97,3 +99,30 @@ def test_store_ops_quick(tmp_path, capfd):
     assert all(r.cpu_ms_per_call > 0 and r.calls == 50 for r in report.workspace)
     assert report.window is not None and report.window.messages == 2_000
     assert report.window.ms_with_role_index > 0 and report.window.ms_without_role_index > 0
+
+
+def test_session_start_cost_quick(tmp_path, capfd):
+    report = session_start_cost.main(["--quick", "--output", str(tmp_path / "c.json")])
+    assert printed(capfd) == json.loads((tmp_path / "c.json").read_text())
+    configs = {session_start_cost.BEFORE, session_start_cost.AFTER}
+    assert {(r.config, r.max_cached_workflows) for r in report.runs} == {
+        (c, cache) for c in configs for cache in (4, 8)
+    }
+    for run in report.runs:
+        assert run.failed == 0 and not run.errors, run
+        assert run.first_task_cpu_ms_p50 > 0 and run.instance_kb > 0
+    summary = report.summary
+    assert set(summary.first_task_cpu_ms) == set(summary.kb_per_cached_session) == configs
+    # what holds at any size: a workflow run imports less, so it holds less
+    assert summary.instance_kb["durable_loop"] < summary.instance_kb["core_passthrough"]
+
+
+def test_throughput_floor_quick(tmp_path, capfd):
+    report = throughput_floor.main(["--quick", "--output", str(tmp_path / "f.json")])
+    assert printed(capfd)["ratio_durable_vs_bare"] == report.ratio_durable_vs_bare
+    assert {level.config for level in report.levels} == {"durable_loop", "bare_temporal"}
+    for level in report.levels:
+        assert level.failed_messages == 0 and not level.errors, level
+        assert level.turns == 2 * level.sessions * level.messages_per_session
+        assert level.worker_cpu_s_per_turn > 0
+    assert set(report.server_cpu_ms_per_turn) == {"durable_loop", "bare_temporal"}

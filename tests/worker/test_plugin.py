@@ -18,7 +18,7 @@ from durable_loop.client.codec import AesGcmCodec, KeyRing, new_key
 from durable_loop.core import activity_refs
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.store import StoreConfig, open_store
-from durable_loop.worker.builder import WorkerTuning, build_worker
+from durable_loop.worker.builder import WorkerTuning, build_worker, worker_options
 from durable_loop.worker.deps import WorkerDeps, new_http_client
 from durable_loop.worker.plugin import WORKFLOWS, DurableLoopPlugin, activities_for
 from durable_loop.workflows.child_session import ChildSessionWorkflow
@@ -148,6 +148,24 @@ async def test_build_worker_assembles_its_worker_through_the_plugin(temporal_env
     runner = config["workflow_runner"]
     assert isinstance(runner, SandboxedWorkflowRunner)
     assert "durable_loop" in runner.restrictions.passthrough_modules
+
+
+async def test_build_worker_gives_the_worker_every_knob_the_tuning_sets(temporal_env, deps):
+    tuning = WorkerTuning(
+        max_cached_workflows=7, workflow_task_pollers=3, activity_task_pollers=4,
+        sandbox_passthrough=True,
+    )  # fmt: skip
+    assert worker_options(tuning) == {
+        "max_cached_workflows": 7,
+        "max_concurrent_workflow_task_polls": 3,
+        "max_concurrent_activity_task_polls": 4,
+    }
+    config = build_worker(temporal_env.client, deps, task_queue="knobs", tuning=tuning).config(
+        active_config=True
+    )
+    assert config["max_cached_workflows"] == 7
+    assert config["max_concurrent_workflow_task_polls"] == 3
+    assert config["max_concurrent_activity_task_polls"] == 4
 
 
 def test_a_replayer_gets_the_workflows_and_the_converter():

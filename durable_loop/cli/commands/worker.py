@@ -86,7 +86,7 @@ def worker(
         bool | None,
         _tuning(
             "--sandbox-passthrough/--no-sandbox-passthrough",
-            "Import durable_loop once for all workflow sandboxes (cheaper session starts).",
+            "Pass all of durable_loop through the workflow sandbox, workflow modules too.",
         ),
     ] = None,
 ) -> None:
