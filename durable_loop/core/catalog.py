@@ -53,6 +53,9 @@ LOCAL_WORKAROUNDS = (
     "json_tool_call_fallback",
     "ignore_implicit_arguments",
     "retry_after_tool_error",
+    "finalize_text_call_reply",
+    "shorten_oversized_arguments",
+    "repair_invalid_arguments",
 )
 
 

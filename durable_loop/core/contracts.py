@@ -119,6 +119,11 @@ class RunResult(BaseModel):
     pending_approvals: list[PendingToolCall] = Field(
         default_factory=list, description="awaiting_approval: the calls that wait for a person"
     )
+    recoveries: list[str] = Field(
+        default_factory=list,
+        description="Named recoveries this message used, in order (finalize_text_call_reply, "
+        "shorten_oversized_arguments, repair_invalid_arguments)",
+    )
 
 
 class TailEntry(BaseModel):

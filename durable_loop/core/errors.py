@@ -33,6 +33,7 @@ class ErrorCode(StrEnum):
     MAX_TURNS = "MAX_TURNS"
     NO_TOOL_CALLS = "NO_TOOL_CALLS"
     EMPTY_FINAL = "EMPTY_FINAL"
+    REPLY_NOT_AN_ANSWER = "REPLY_NOT_AN_ANSWER"
     BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
     MESSAGE_CANCELLED = "MESSAGE_CANCELLED"
     # providers (activity failures) and configuration

@@ -47,6 +47,7 @@ from durable_loop.workflows.approvals import ApprovalBook
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
+from durable_loop.workflows.reply_guard import FINALIZE_RECOVERY, ReplyGuard
 from durable_loop.workflows.run_control import (
     CANCELLED_NOTE,
     MessageCancelled,
@@ -154,6 +155,7 @@ class MessageLoop:
         self.visible = visible_tool_names(
             catalog, self.config.tool_allowlist, self.config.tool_denylist
         )
+        self.reply_guard = ReplyGuard(self.config, self.registered)
 
     # ------------------------------------------------------------------ driver
 
@@ -203,6 +205,14 @@ class MessageLoop:
                 if self._needs_error_retry():
                     self._append_error_retry()
                     continue
+                verdict = self.reply_guard.judge(out.text)
+                if verdict is not None and verdict.action == "finalize":
+                    self.result.recoveries.append(FINALIZE_RECOVERY)
+                    self.tools_off = True
+                    self._append(Message.user(verdict.prompt, synthetic=True))
+                    continue
+                if verdict is not None and verdict.error is not None:
+                    return self._fail(verdict.error.code, verdict.error.message)
                 return await self._finish(out)
         except MessageCancelled:
             return self._cancelled(self.control.reason or "cancelled")
@@ -479,6 +489,8 @@ class MessageLoop:
             ok, codes, text = False, [error.code], error.message
             failure = failure_text(codes, text)
         self.outcome_by_seq[decision.result_seq] = (ok, codes, failure)
+        if decision.action != "reuse":
+            self.reply_guard.note(call.name, text if failure is None else failure)
         self.last_failure = None if failure is None else (call.name, failure)
         if not decision.ignored and call.name in self.registered:
             self.last_ok_by_tool[call.name] = ok
