@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
 from durable_loop.workflows.activity_calls import run_activity, run_local_activity
 from durable_loop.workflows.approval_turns import HeldCalls
 from durable_loop.workflows.approvals import ApprovalBook
+from durable_loop.workflows.argument_repair import ArgumentRepairs
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
@@ -156,6 +157,7 @@ class MessageLoop:
             catalog, self.config.tool_allowlist, self.config.tool_denylist
         )
         self.reply_guard = ReplyGuard(self.config, self.registered)
+        self.repairs = ArgumentRepairs(session_id, settings, registered)
 
     # ------------------------------------------------------------------ driver
 
@@ -379,6 +381,30 @@ class MessageLoop:
                 self._record(decision, by_seq.get(decision.result_seq))
         if plan.repeated:
             self.tools_off = True
+        await self._repair_arguments(out.assistant_seq, plan.decisions)
+
+    async def _repair_arguments(self, assistant_seq: int, decisions: list[CallDecision]) -> None:
+        """A named recovery re-issues a refused call with repaired arguments (see
+        workflows/argument_repair)."""
+        due = self.repairs.due(decisions, self.outcome_by_seq)
+        if due is None:
+            return
+        repaired = await self.repairs.run(
+            due=due,
+            assistant_seq=assistant_seq,
+            repair_seq=self.cursor.take_seq(),
+            turn=self.cursor.turn_index,
+            control=self.control,
+            retry=retry_policy(self.settings.llm.retry, LLM_NON_RETRYABLE),
+        )
+        if repaired is None:
+            return
+        self.result.recoveries.append(due[1])
+        self._spend(repaired.usage)
+        if repaired.tool_calls:
+            await self._run_tools(
+                LlmTurnOutput(assistant_seq=repaired.assistant_seq, tool_calls=repaired.tool_calls)
+            )
 
     async def _execute_all(
         self,
