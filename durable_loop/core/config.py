@@ -38,6 +38,11 @@ DEFAULT_FINALIZE_TEXT_CALL_TEXT = (
     "Do not write JSON, code or a function call."
 )
 
+DEFAULT_CALL_REFERRED_TOOL_TEXT = (
+    "Do not tell the user to use {name}: you can call it yourself. Call {name} now, then "
+    "answer the request with its result."
+)
+
 
 class ToolUseMode(StrEnum):
     ENFORCED = "enforced"
@@ -155,6 +160,16 @@ class RuntimeConfig(BaseModel):
     finalize_text_call_reply_text: str = Field(
         default=DEFAULT_FINALIZE_TEXT_CALL_TEXT,
         description="Template with {results} (one line per recorded tool result)",
+    )
+    call_referred_tool: bool = Field(
+        default=False,
+        description="Recovery: when the final reply tells the user to use a tool (named in "
+        "code form) that was not called in this message, send the model back once, asking "
+        'for that call (tool_choice "required")',
+    )
+    call_referred_tool_text: str = Field(
+        default=DEFAULT_CALL_REFERRED_TOOL_TEXT,
+        description="Template with {name} (the tool the reply named)",
     )
     shorten_oversized_arguments: bool = Field(
         default=False,

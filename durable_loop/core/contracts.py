@@ -122,7 +122,7 @@ class RunResult(BaseModel):
     recoveries: list[str] = Field(
         default_factory=list,
         description="Named recoveries this message used, in order (finalize_text_call_reply, "
-        "shorten_oversized_arguments, repair_invalid_arguments)",
+        "call_referred_tool, shorten_oversized_arguments, repair_invalid_arguments)",
     )
 
 

@@ -138,6 +138,12 @@ def finalize_text_call_reply() -> Update:
     return {"finalize_text_call_reply": True}
 
 
+def call_referred_tool() -> Update:
+    """A final reply telling the user to use a tool the model did not call is sent back
+    once, asking for that call."""
+    return {"call_referred_tool": True}
+
+
 def shorten_oversized_arguments() -> Update:
     """A call refused with ARGUMENTS_TOO_LARGE is re-issued once with its longest value
     shortened by one focused request (no tools)."""
@@ -180,6 +186,7 @@ WORKAROUNDS: dict[str, Callable[[], Update]] = {
     "ignore_implicit_arguments": ignore_implicit_arguments,
     "retry_after_tool_error": retry_after_tool_error,
     "finalize_text_call_reply": finalize_text_call_reply,
+    "call_referred_tool": call_referred_tool,
     "shorten_oversized_arguments": shorten_oversized_arguments,
     "repair_invalid_arguments": repair_invalid_arguments,
     "deepseek_openrouter_compat": deepseek_openrouter_compat,

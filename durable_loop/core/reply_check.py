@@ -46,6 +46,22 @@ def text_call_of(text: str | None, known_tools: set[str]) -> TextCall | None:
     return None
 
 
+def referred_tool(text: str | None, tools: list[str], called: set[str]) -> str | None:
+    """A tool the reply tells the user to use instead of calling it: named in code form
+    (`` `note_list` ``, ``note_list()``, ``note_list function``/``tool``) and not called in
+    this message. Plain prose words ("calculate") do not count."""
+    if not text:
+        return None
+    for name in tools:
+        if name in called:
+            continue
+        quoted = re.escape(name)
+        pattern = rf"`{quoted}(?:\(\))?`|\b{quoted}\(\)|\b{quoted}\s+(?:function|tool|command)\b"
+        if re.search(pattern, text):
+            return name
+    return None
+
+
 def results_digest(results: list[tuple[str, str]], limit: int = 600) -> str:
     """One line per recorded result, ``- name: preview``, newest kept within ``limit``."""
     lines = [f"- {name}: {' '.join(text.split())}" for name, text in results]

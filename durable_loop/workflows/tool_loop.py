@@ -48,7 +48,7 @@ from durable_loop.workflows.argument_repair import ArgumentRepairs
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
-from durable_loop.workflows.reply_guard import FINALIZE_RECOVERY, ReplyGuard
+from durable_loop.workflows.reply_guard import FINALIZE_RECOVERY, REFERRAL_RECOVERY, ReplyGuard
 from durable_loop.workflows.run_control import (
     CANCELLED_NOTE,
     MessageCancelled,
@@ -207,10 +207,17 @@ class MessageLoop:
                 if self._needs_error_retry():
                     self._append_error_retry()
                     continue
-                verdict = self.reply_guard.judge(out.text)
+                offered = self.visible if self._send_tools_configured() else []
+                verdict = self.reply_guard.judge(out.text, offered)
                 if verdict is not None and verdict.action == "finalize":
                     self.result.recoveries.append(FINALIZE_RECOVERY)
                     self.tools_off = True
+                    self._append(Message.user(verdict.prompt, synthetic=True))
+                    continue
+                if verdict is not None and verdict.action == "call_tool":
+                    self.result.recoveries.append(REFERRAL_RECOVERY)
+                    self.tools_off = False
+                    self.require_tool_call = True
                     self._append(Message.user(verdict.prompt, synthetic=True))
                     continue
                 if verdict is not None and verdict.error is not None:
@@ -264,6 +271,10 @@ class MessageLoop:
         )
 
     # ------------------------------------------------------------------ LLM
+
+    def _send_tools_configured(self) -> bool:
+        """Whether this message may offer tools at all (whatever a guard turned off)."""
+        return self.config.tool_use_mode is not ToolUseMode.DISABLED and bool(self.visible)
 
     def _send_tools(self) -> bool:
         return (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from durable_loop.core.reply_check import results_digest, text_call_of
+from durable_loop.core.reply_check import referred_tool, results_digest, text_call_of
 
 KNOWN = {"calculate", "note_list"}
 
@@ -52,3 +52,22 @@ def test_results_digest_keeps_the_newest_lines_within_the_limit() -> None:
     )
     assert results_digest(results, limit=40) == "- note_list: " + "x" * 26 + "…"
     assert results_digest([]) == "(no tool returned a result)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "To check the number of notes you have saved, you can use the `note_list` function.",
+        "Call note_list() to see them.",
+        "Use the note_list tool for that.",
+    ],
+)
+def test_a_reply_that_tells_the_user_to_use_a_tool_refers_to_it(text: str) -> None:
+    assert referred_tool(text, ["calculate", "note_list"], set()) == "note_list"
+
+
+def test_prose_words_and_tools_already_called_are_no_referral() -> None:
+    tools = ["calculate", "note_list"]
+    assert referred_tool("I can calculate that: 4.", tools, set()) is None
+    assert referred_tool("I used the `note_list` function: 2 notes.", tools, {"note_list"}) is None
+    assert referred_tool(None, tools, set()) is None

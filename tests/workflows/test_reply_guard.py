@@ -69,3 +69,35 @@ async def test_json_that_names_no_tool_is_an_answer(loop_worker, scripted_llm):
         loop_worker, scripted_llm, [reply.tool_call("add", {"a": 1, "b": 1}), reply.text(answer)]
     )
     assert result.status == "completed" and result.reply == answer
+
+
+REFERRAL = "To add them, you can use the `add` function with a=2 and b=3."
+
+
+async def test_a_reply_naming_an_uncalled_tool_is_sent_back_for_the_call(loop_worker, scripted_llm):
+    result, requests, log, stored = await run_session(
+        loop_worker,
+        scripted_llm,
+        [reply.text(REFERRAL), reply.tool_call("add", {"a": 2, "b": 3}), reply.text("It is 5.")],
+        runtime=RuntimeConfig(call_referred_tool=True),
+    )
+    assert result.status == "completed" and result.reply == "It is 5."
+    assert result.recoveries == ["call_referred_tool"] and log.count("add") == 1
+    nudge = requests[1].messages[-1]
+    assert nudge["role"] == "user" and "call add" in nudge["content"].lower()
+    assert requests[1].body["tool_choice"] == "required"
+    assert [m.message.synthetic for m in stored if m.message.role == "user"] == [False, True]
+
+
+async def test_a_referral_is_sent_back_once_and_is_off_by_default(loop_worker, scripted_llm):
+    off, requests, _, _ = await run_session(loop_worker, scripted_llm, [reply.text(REFERRAL)])
+    assert off.status == "completed" and off.reply == REFERRAL and len(requests) == 1
+
+    twice, requests, _, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [reply.text(REFERRAL), reply.text(REFERRAL)],
+        runtime=RuntimeConfig(call_referred_tool=True),
+    )
+    assert twice.reply == REFERRAL and len(requests) == 2
+    assert twice.recoveries == ["call_referred_tool"]
