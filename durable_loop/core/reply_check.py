@@ -76,6 +76,8 @@ def not_an_answer_message(call: TextCall, recovered: bool) -> str:
     after = " after a finalization request" if recovered else ""
     return (
         f"the final reply{after} was a call of {call.name!r} written as text, not an "
-        "answer; it was not returned as the reply (the named recovery "
-        "finalize_text_call_reply asks once more for an answer)"
+        "answer, so it was not returned. While tools are offered the text-call transforms "
+        "(presets content_tag_tool_call_fallback, json_tool_call_fallback) run such calls; "
+        "after the tools were withdrawn the recovery finalize_text_call_reply asks once more "
+        "for an answer"
     )
