@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
 from durable_loop.core.contracts import (
     LlmTurnInput,
     LlmTurnOutput,
@@ -48,6 +49,13 @@ class ToolRun(ActivityOutcome):
     output: ToolRunOutput | None = None
 
 
+class RepairRun(ActivityOutcome):
+    """A ``repair_tool_call`` activity: a named recovery re-issuing a refused call."""
+
+    input: RepairCallInput
+    output: RepairCallOutput | None = None
+
+
 class DecodedRun(BaseModel):
     """One run of a session workflow (one link of the continue-as-new chain)."""
 
@@ -58,6 +66,7 @@ class DecodedRun(BaseModel):
     continued_as_new: bool = False
     llm_calls: list[LlmCall] = Field(default_factory=list)
     tool_runs: list[ToolRun] = Field(default_factory=list)
+    repairs: list[RepairRun] = Field(default_factory=list)
     results: list[RunResult] = Field(default_factory=list)
 
 
@@ -86,6 +95,9 @@ class CallRow(BaseModel):
     source: CallSource = "unknown"
     arguments: CallArguments | None = Field(
         default=None, description="From the store; None when the trace was built without it"
+    )
+    repair: str | None = Field(
+        default=None, description="The named recovery that re-issued the call above it"
     )
 
 
