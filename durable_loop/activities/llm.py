@@ -148,26 +148,7 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
     truncated = text_bytes > inp.reply_inline_bytes
     if truncated:
         text = text.encode("utf-8")[: inp.reply_inline_bytes].decode("utf-8", errors="ignore")
-    calls = []
-    for index, call in enumerate(message.tool_calls):
-        valid, digest = arguments_fingerprint(call.arguments)
-        # Blank arguments are not a JSON object: the normalisation's blank-to-{} transform
-        # stores them as {}; without it (strict shapes) the loop refuses them as INVALID_JSON
-        # and the model's "" goes back to the endpoint as it came.
-        valid = valid and bool(call.arguments.strip())
-        size = utf8_len(call.arguments)
-        largest = largest_string(call.arguments) if valid and size > LARGE_ARGS_BYTES else None
-        calls.append(
-            ToolCallSummary(
-                index=index,
-                id=call.id,
-                name=call.name,
-                args_bytes=size,
-                args_sha256=digest,
-                args_valid_json=valid,
-                args_largest=f"{largest[0]} ({largest[1]} chars)" if largest else None,
-            )
-        )
+    calls = call_summaries(message)
     meta = stored.meta_as(LlmReplyMeta)
     context = meta.context or ContextReport()
     return LlmTurnOutput(
@@ -188,3 +169,28 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
         summary_covers_upto=context.summary_covers_upto,
         warnings=meta.warnings or [],
     )
+
+
+def call_summaries(message: Message) -> list[ToolCallSummary]:
+    """What the workflow learns of a reply's tool calls: sizes, fingerprints, validity."""
+    calls: list[ToolCallSummary] = []
+    for index, call in enumerate(message.tool_calls):
+        valid, digest = arguments_fingerprint(call.arguments)
+        # Blank arguments are not a JSON object: the normalisation's blank-to-{} transform
+        # stores them as {}; without it (strict shapes) the loop refuses them as INVALID_JSON
+        # and the model's "" goes back to the endpoint as it came.
+        valid = valid and bool(call.arguments.strip())
+        size = utf8_len(call.arguments)
+        largest = largest_string(call.arguments) if valid and size > LARGE_ARGS_BYTES else None
+        calls.append(
+            ToolCallSummary(
+                index=index,
+                id=call.id,
+                name=call.name,
+                args_bytes=size,
+                args_sha256=digest,
+                args_valid_json=valid,
+                args_largest=f"{largest[0]} ({largest[1]} chars)" if largest else None,
+            )
+        )
+    return calls

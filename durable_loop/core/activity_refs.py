@@ -16,6 +16,7 @@ from durable_loop.core.approvals import (
     ReadToolCallsInput,
     ReadToolCallsOutput,
 )
+from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
 from durable_loop.core.budget import SessionChangeAudit, SessionChangeAudited
 from durable_loop.core.contracts import (
     ListToolsInput,
@@ -62,6 +63,7 @@ RUN_TOOL = ActivityRef(names.RUN_TOOL, ToolRunInput, ToolRunOutput)
 RUN_LONG_TOOL = ActivityRef(names.RUN_LONG_TOOL, ToolRunInput, ToolRunOutput)
 WRITE_MESSAGES = ActivityRef(names.WRITE_MESSAGES, WriteMessagesInput, WriteMessagesOutput)
 SUMMARIZE_CONTEXT = ActivityRef(names.SUMMARIZE_CONTEXT, SummarizeInput, SummarizeOutput)
+REPAIR_TOOL_CALL = ActivityRef(names.REPAIR_TOOL_CALL, RepairCallInput, RepairCallOutput)
 ROUTER_STEP = ActivityRef(names.ROUTER_STEP, RouterStepInput, RouterStepOutput)
 ROUTER_ANSWER = ActivityRef(names.ROUTER_ANSWER, RouterAnswerInput, RouterAnswerOutput)
 FACTS_COMMIT_REF = ActivityRef(FACTS_COMMIT, SettleInput, SettleOutput)
@@ -79,6 +81,7 @@ ALL = (
     RUN_LONG_TOOL,
     WRITE_MESSAGES,
     SUMMARIZE_CONTEXT,
+    REPAIR_TOOL_CALL,
     ROUTER_STEP,
     ROUTER_ANSWER,
     FACTS_COMMIT_REF,

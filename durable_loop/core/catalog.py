@@ -53,6 +53,10 @@ LOCAL_WORKAROUNDS = (
     "json_tool_call_fallback",
     "ignore_implicit_arguments",
     "retry_after_tool_error",
+    "finalize_text_call_reply",
+    "call_referred_tool",
+    "shorten_oversized_arguments",
+    "repair_invalid_arguments",
 )
 
 

@@ -33,6 +33,17 @@ DEFAULT_RETRY_AFTER_TOOL_ERROR_TEXT = (
     "Your {name} call failed: {error} "
     "The task is not done. Call {name} again with corrected arguments, then answer."
 )
+DEFAULT_FINALIZE_TEXT_CALL_TEXT = (
+    "Your last reply was a tool call written as text, not an answer for the user. No more "
+    "tools will run. The tool results so far:\n{results}\n"
+    "Answer the user's request now in one or two plain sentences, using these results. "
+    "Do not write JSON, code or a function call."
+)
+
+DEFAULT_CALL_REFERRED_TOOL_TEXT = (
+    "Do not tell the user to use {name}: you can call it yourself. Call {name} now, then "
+    "answer the request with its result."
+)
 
 
 class ToolUseMode(StrEnum):
@@ -149,6 +160,39 @@ class RuntimeConfig(BaseModel):
         "fails with OUTPUT_INVALID",
     )
     repeated_call_guard: bool = True
+    finalize_text_call_reply: bool = Field(
+        default=False,
+        description="Recovery: when the final reply is only a tool call written as text, "
+        "send one request without tools quoting the recorded results and asking for an "
+        "answer in plain sentences (a text call is never returned as a completed reply; "
+        "without this the message fails with REPLY_NOT_AN_ANSWER)",
+    )
+    finalize_text_call_reply_text: str = Field(
+        default=DEFAULT_FINALIZE_TEXT_CALL_TEXT,
+        description="Template with {results} (one line per recorded tool result)",
+    )
+    call_referred_tool: bool = Field(
+        default=False,
+        description="Recovery: when the final reply tells the user to use a tool (named in "
+        "code form) that was not called in this message, send the model back once, asking "
+        'for that call (tool_choice "required")',
+    )
+    call_referred_tool_text: str = Field(
+        default=DEFAULT_CALL_REFERRED_TOOL_TEXT,
+        description="Template with {name} (the tool the reply named)",
+    )
+    shorten_oversized_arguments: bool = Field(
+        default=False,
+        description="Recovery: a call refused with ARGUMENTS_TOO_LARGE gets one focused "
+        "request (no tools: only the longest value, the limit and the instruction to "
+        "shorten it); the call is re-issued with the shorter value, once per message",
+    )
+    repair_invalid_arguments: bool = Field(
+        default=False,
+        description="Recovery: a call that failed with INVALID_ARGS or INVALID_JSON gets one "
+        "focused request (no tools: the tool's schema, the arguments and the error; output "
+        "only JSON) and is re-issued with the repaired arguments, once per message",
+    )
     request_overrides: dict[str, JsonValue] = Field(default_factory=dict)
     fallback_retry_count: int = Field(default=0, ge=0)
     circuit_breaker: CircuitBreakerSettings = Field(

@@ -137,6 +137,11 @@ class RunResult(BaseModel):
     pending_approvals: list[PendingToolCall] = Field(
         default_factory=list, description="awaiting_approval: the calls that wait for a person"
     )
+    recoveries: list[str] = Field(
+        default_factory=list,
+        description="Named recoveries this message used, in order (finalize_text_call_reply, "
+        "call_referred_tool, shorten_oversized_arguments, repair_invalid_arguments)",
+    )
     output: JsonValue = Field(
         default=None,
         exclude_if=_is_none,

@@ -10,6 +10,7 @@ ROUTER_STEP = "router_step"
 ROUTER_ANSWER = "router_answer"
 WRITE_MESSAGES = "write_messages"
 SUMMARIZE_CONTEXT = "summarize_context"
+REPAIR_TOOL_CALL = "repair_tool_call"
 AUDIT_SESSION_CHANGE = "audit_session_change"
 
 UPDATE_SEND_MESSAGE = "send_message"

@@ -132,6 +132,30 @@ def retry_after_tool_error() -> Update:
     return {"retry_after_tool_error": 2}
 
 
+def finalize_text_call_reply() -> Update:
+    """A final reply that is only a tool call written as text gets one request without
+    tools quoting the recorded results, asking for a plain answer (else REPLY_NOT_AN_ANSWER)."""
+    return {"finalize_text_call_reply": True}
+
+
+def call_referred_tool() -> Update:
+    """A final reply telling the user to use a tool the model did not call is sent back
+    once, asking for that call."""
+    return {"call_referred_tool": True}
+
+
+def shorten_oversized_arguments() -> Update:
+    """A call refused with ARGUMENTS_TOO_LARGE is re-issued once with its longest value
+    shortened by one focused request (no tools)."""
+    return {"shorten_oversized_arguments": True}
+
+
+def repair_invalid_arguments() -> Update:
+    """A call that failed with INVALID_ARGS / INVALID_JSON is re-issued once with arguments
+    repaired by one focused request (schema + error, JSON only, no tools)."""
+    return {"repair_invalid_arguments": True}
+
+
 def deepseek_openrouter_compat() -> Update:
     return {
         "message_transforms": [
@@ -161,6 +185,10 @@ WORKAROUNDS: dict[str, Callable[[], Update]] = {
     "hide_implicit_arguments": hide_implicit_arguments,
     "ignore_implicit_arguments": ignore_implicit_arguments,
     "retry_after_tool_error": retry_after_tool_error,
+    "finalize_text_call_reply": finalize_text_call_reply,
+    "call_referred_tool": call_referred_tool,
+    "shorten_oversized_arguments": shorten_oversized_arguments,
+    "repair_invalid_arguments": repair_invalid_arguments,
     "deepseek_openrouter_compat": deepseek_openrouter_compat,
     "gemini_openrouter_compat": gemini_openrouter_compat,
     "tool_use_disabled": tool_use_disabled,

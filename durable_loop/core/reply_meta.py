@@ -74,6 +74,11 @@ class LlmReplyMeta(RowMeta):
     """What the context window left out, when it left something out or sent a summary."""
     warnings: list[str] | None = None
     """What the reply suggests but the runtime did not do (a tool call written as text)."""
+    repair: str | None = None
+    """A call written by a named recovery (``shorten_oversized_arguments``, ...), not the
+    model's own turn: the model's reply to the focused repair request became its arguments."""
+    repair_of: str | None = None
+    """The call id the repaired call replaces."""
 
     @field_serializer("context")
     def _context(self, report: ContextReport | None) -> dict[str, Any] | None:

@@ -216,10 +216,11 @@ def demo_command(
     fix_template: Annotated[
         bool,
         typer.Option(
-            "--fix-template",
-            help="Local model: patched chat template (earlier tool arguments as-is)",
+            "--fix-template/--stock-template",
+            help="Local model: patched chat template (earlier tool arguments as a JSON "
+            "object, not double-encoded)",
         ),
-    ] = False,
+    ] = True,
     wait: Annotated[
         bool | None,
         typer.Option(help="Keep the server up after the run (default: when stdin is a TTY)"),

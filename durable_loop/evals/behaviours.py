@@ -16,8 +16,10 @@ from pydantic import JsonValue
 
 from durable_loop.cli.errors import CliError
 from durable_loop.core import presets
+from durable_loop.core.argument_repair import REPAIR_SYSTEM, SHORTEN_SYSTEM
+from durable_loop.core.canonical_json import largest_string
 from durable_loop.core.errors import ErrorCode
-from durable_loop.evals.scenario import Action, Call, ModelView, Scenario, view_of
+from durable_loop.evals.scenario import Action, Call, ModelView, Scenario, ToolResult, view_of
 from durable_loop.testing import reply
 from durable_loop.testing.scripted import RecordedRequest, Reply
 
@@ -173,6 +175,70 @@ def invalid_json_first(scenario: Scenario, view: ModelView, action: Action) -> A
     return action
 
 
+def repeats_then_writes_the_call(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    """Repeats a call after its result while tools are sent; once tools are withdrawn it
+    writes that call as JSON text instead of answering (the local Qwen in issue 18)."""
+    last = view.last
+    if view.last_role != "tool" or last is None or not last.ok:
+        return action
+    if view.tools_sent:
+        return Action.call(last.name, json.loads(last.arguments))
+    if not action.calls:
+        return Action.final(json.dumps({"name": last.name, "arguments": last.arguments}))
+    return action
+
+
+def names_the_tool(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    """Answers the person's request by telling them which function to use, instead of
+    calling it (``you can use the `note_list` function``)."""
+    if action.calls and not view.results and view.last_user == scenario.prompt:
+        return Action.final(
+            f"To do that, you can use the `{action.calls[0].name}` function with the right "
+            "arguments."
+        )
+    return action
+
+
+REFUSAL = "I'm sorry, but I can't assist with that."
+
+
+def refuses_after_invalid_args(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    """Reads an INVALID_ARGS result and refuses the task instead of fixing the call."""
+    last = view.last
+    if view.last_role == "tool" and last is not None and ErrorCode.INVALID_ARGS in last.codes:
+        return Action.final(REFUSAL)
+    return action
+
+
+def _repair_reply(scenario: Scenario, request: RecordedRequest) -> Reply | None:
+    """The answer to an argument-repair request (no tools, the recovery's system prompt):
+    the call the scenario's ideal model makes after reading that refusal. None for any
+    other request."""
+    messages = request.messages
+    system = str(messages[0].get("content") or "") if messages else ""
+    if request.body.get("tools") or system not in (SHORTEN_SYSTEM, REPAIR_SYSTEM):
+        return None
+    prompt = str(messages[-1].get("content") or "")
+    name = prompt.partition("Function: ")[2].partition("\n")[0].strip()
+    if system == SHORTEN_SYSTEM:
+        codes: tuple[str, ...] = (ErrorCode.ARGUMENTS_TOO_LARGE,)
+    else:
+        codes = tuple(c for c in (ErrorCode.INVALID_ARGS, ErrorCode.INVALID_JSON) if c in prompt)
+    failed = ToolResult(name=name, ok=False, codes=codes, arguments="{}")
+    view = ModelView(results=(failed,), tools_sent=True, last_role="tool", last_user="")
+    action = scenario.policy(view)
+    if not action.calls:
+        return reply.text("I cannot fix that.")
+    arguments = _args_text(action.calls[0])
+    if system == REPAIR_SYSTEM:
+        return reply.text(arguments)
+    longest = largest_string(arguments)
+    value = json.loads(arguments)
+    for step in (longest[0] if longest else "").split("/")[1:]:
+        value = value[int(step)] if isinstance(value, list) else value[step]
+    return reply.text(value if isinstance(value, str) else arguments)
+
+
 @dataclass(frozen=True)
 class Behaviour:
     name: str
@@ -185,6 +251,9 @@ class Behaviour:
 
     def step(self, scenario: Scenario) -> Callable[[RecordedRequest], Reply]:
         def answer(request: RecordedRequest) -> Reply:
+            repaired = _repair_reply(scenario, request)
+            if repaired is not None:
+                return repaired
             messages = request.messages
             tools = request.body.get("tools")
             view = view_of(messages, tools_sent=bool(tools), tools=tools)
@@ -288,7 +357,33 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour(
             "ignores_size_errors",
             twist=ignores_size_errors,
-            description="resends oversized arguments after ARGUMENTS_TOO_LARGE (no fix)",
+            fixed_by="shorten_oversized_arguments",
+            fix=presets.shorten_oversized_arguments(),
+            description="resends oversized arguments after ARGUMENTS_TOO_LARGE",
+        ),
+        Behaviour(
+            "writes_call_after_repeat",
+            twist=repeats_then_writes_the_call,
+            fixed_by="finalize_text_call_reply",
+            fix=presets.finalize_text_call_reply(),
+            description="repeats a call after its result, then writes it as JSON text once "
+            "tools are withdrawn (local Qwen2.5-Coder, issue 18)",
+        ),
+        Behaviour(
+            "names_the_tool",
+            twist=names_the_tool,
+            fixed_by="call_referred_tool",
+            fix=presets.call_referred_tool(),
+            description='tells the person "you can use the `note_list` function" instead '
+            "of calling it (local Qwen2.5-Coder, issue 18)",
+        ),
+        Behaviour(
+            "refuses_after_invalid_args",
+            twist=refuses_after_invalid_args,
+            fixed_by="repair_invalid_arguments",
+            fix=presets.repair_invalid_arguments(),
+            description="reads INVALID_ARGS and refuses (\"I'm sorry, but I can't assist "
+            'with that.")',
         ),
     )
 }

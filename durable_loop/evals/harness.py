@@ -24,6 +24,7 @@ from durable_loop.evals.scenarios_approvals import invoice_tools
 from durable_loop.evals.scenarios_recovery import note_tools
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.store.workspace import WorkspaceStore, open_workspace_store
+from durable_loop.tools.everyday import Notebook, demo_registry
 from durable_loop.tools.workspace import workspace_tools
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 
@@ -32,7 +33,12 @@ WORKSPACE_TOOLS = ("state_get", "state_patch", "facts_propose")
 
 def eval_registry(workspace: WorkspaceStore) -> ToolRegistry:
     """Every tool a scenario may offer; each job narrows it with ``tool_allowlist``."""
-    return workspace_tools(workspace).merged(note_tools()).merged(invoice_tools())
+    return (
+        workspace_tools(workspace)
+        .merged(note_tools())
+        .merged(invoice_tools())
+        .merged(demo_registry(Notebook()))
+    )
 
 
 async def start_environment(kind: str) -> WorkflowEnvironment:

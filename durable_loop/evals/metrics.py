@@ -36,6 +36,11 @@ def failures(records: Iterable[RunRecord]) -> dict[str, int]:
     return dict(Counter(r.failure for r in records if r.failure).most_common())
 
 
+def recoveries(records: Iterable[RunRecord]) -> dict[str, int]:
+    """How often each named recovery ran, over all the records."""
+    return dict(Counter(name for r in records for name in r.recoveries).most_common())
+
+
 def group(
     records: Sequence[RunRecord], key: Callable[[RunRecord], Hashable]
 ) -> dict[Hashable, list[RunRecord]]:
@@ -60,6 +65,7 @@ def summarize_group(
         tool_scenarios=rate(tools) if tools else None,
         latency=latency(records),
         failures=failures(records),
+        recoveries=recoveries(records),
     )
 
 

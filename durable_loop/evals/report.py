@@ -38,6 +38,7 @@ def build_summary(
         tool_scenarios=metrics.rate(tools),
         latency=metrics.latency(records),
         failures=metrics.failures(records),
+        recoveries=metrics.recoveries(records),
         by_model=metrics.summaries(records, by_scenario=False, by_strategy=False),
     )
 
@@ -112,7 +113,29 @@ def markdown(records: Sequence[RunRecord], summary: Summary) -> str:
         reasons = metrics.failures(rows)
         text = ", ".join(f"{k} x{v}" for k, v in reasons.items()) or "none"
         lines.append(f"- {model} / {profile} / {variant}: {text}")
+    lines += recovery_lines(records, scenarios)
     return "\n".join(lines) + "\n"
+
+
+def recovery_lines(records: Sequence[RunRecord], scenarios: list[str]) -> list[str]:
+    """Named recoveries per model x profile x strategy x scenario (runs that used any /
+    runs, and the count per recovery), so before/after runs show what each one costs."""
+    used = [r for r in records if r.recoveries]
+    if not used:
+        return ["", "Recoveries: none used."]
+    lines = ["", "Recoveries (runs that used one / runs: count per recovery):", ""]
+    groups = metrics.group(records, lambda r: (r.model, r.profile, _variant(r), r.scenario))
+    order = {name: i for i, name in enumerate(scenarios)}
+    for key in sorted(groups, key=lambda k: (*k[:3], order.get(k[3], 0))):  # type: ignore[index]
+        rows = groups[key]
+        counts = metrics.recoveries(rows)
+        if not counts:
+            continue
+        model, profile, variant, scenario = (str(part) for part in key)  # type: ignore[attr-defined]
+        users = sum(1 for r in rows if r.recoveries)
+        text = ", ".join(f"{name} x{n}" for name, n in counts.items())
+        lines.append(f"- {model} / {profile} / {variant} / {scenario}: {users}/{len(rows)}: {text}")
+    return lines
 
 
 def chart(path: Path, records: Sequence[RunRecord]) -> Path:

@@ -130,6 +130,7 @@ async def run_job(job: Job, target: EvalTarget) -> RunRecord:
         status=trace.status,
         error_code=trace.error_code,
         session_id=session_id,
+        recoveries=list(result.recoveries) if result else [],
     )
 
 

@@ -25,6 +25,9 @@ class RunRecord(BaseModel):
     status: str
     error_code: str | None = None
     session_id: str
+    recoveries: list[str] = Field(
+        default_factory=list, description="Named recoveries the run used (RunResult.recoveries)"
+    )
 
 
 class Latency(BaseModel):
@@ -48,6 +51,9 @@ class GroupSummary(BaseModel):
     tool_scenarios: Rate | None = None
     latency: Latency
     failures: dict[str, int] = Field(default_factory=dict)
+    recoveries: dict[str, int] = Field(
+        default_factory=dict, description="Named recovery -> how many times the runs used it"
+    )
 
 
 class Summary(BaseModel):
@@ -62,3 +68,4 @@ class Summary(BaseModel):
     latency: Latency
     failures: dict[str, int]
     by_model: list[GroupSummary]
+    recoveries: dict[str, int] = Field(default_factory=dict)

@@ -7,6 +7,7 @@ from durable_loop.core.errors import ErrorCode
 from durable_loop.evals.scenario import Scenario
 from durable_loop.evals.scenarios_approvals import APPROVALS
 from durable_loop.evals.scenarios_core import CORE
+from durable_loop.evals.scenarios_everyday import EVERYDAY
 from durable_loop.evals.scenarios_recovery import RECOVERY
 from durable_loop.evals.scenarios_typed import TYPED
 
@@ -14,6 +15,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (*CORE, *RECOVERY, *TYPED)}
 GATED: dict[str, Scenario] = {s.name: s for s in APPROVALS}
 """Scenarios with a scripted approver: selected by name, outside the presets (the
 model-quirk behaviours are measured on the scenarios above)."""
+EVERYDAY_SCENARIOS: dict[str, Scenario] = {s.name: s for s in EVERYDAY}
+"""Ordinary calculator and notebook requests (preset ``everyday``), outside ``all``."""
 SMOKE = (
     "happy_path",
     "missing_workspace_id",
@@ -34,7 +37,9 @@ PRESETS: dict[str, tuple[str, ...]] = {
         "tool_error_recovery",
     ),
     "all": tuple(SCENARIOS),
+    "everyday": tuple(EVERYDAY_SCENARIOS),
 }
+NAMED: dict[str, Scenario] = {**SCENARIOS, **GATED, **EVERYDAY_SCENARIOS}
 
 
 def select_scenarios(spec: str | None) -> list[Scenario]:
@@ -47,14 +52,14 @@ def select_scenarios(spec: str | None) -> list[Scenario]:
             continue
         if part in PRESETS:
             names.extend(PRESETS[part])
-        elif part in SCENARIOS or part in GATED:
+        elif part in NAMED:
             names.append(part)
         else:
             raise CliError(
                 ErrorCode.UNKNOWN_SCENARIO,
                 f"unknown scenario or preset {part!r}; presets: {', '.join(PRESETS)}; "
-                f"scenarios: {', '.join([*SCENARIOS, *GATED])}",
+                f"scenarios: {', '.join(NAMED)}",
             )
     if not names:
         names = list(SMOKE)
-    return [SCENARIOS.get(n) or GATED[n] for n in dict.fromkeys(names)]
+    return [NAMED[n] for n in dict.fromkeys(names)]

@@ -25,6 +25,7 @@ from durable_loop.activities.gateway import LlmGateway
 from durable_loop.activities.heartbeat import CANCEL_NOTICE
 from durable_loop.activities.llm import LlmActivities
 from durable_loop.activities.long_running import LongToolActivities
+from durable_loop.activities.repair import RepairActivities
 from durable_loop.activities.router import RouterActivities
 from durable_loop.activities.session_audit import SessionAuditActivities
 from durable_loop.activities.summarize import SummaryActivities
@@ -61,6 +62,7 @@ def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
     return [
         llm.llm_turn,
         summaries.summarize_context,
+        RepairActivities(deps.store, gateway).repair_tool_call,
         tools.list_tools,
         tools.run_tool,
         LongToolActivities(tools).run_long_tool,

@@ -44,9 +44,11 @@ with workflow.unsafe.imports_passed_through():
 from durable_loop.workflows.activity_calls import run_activity, run_local_activity
 from durable_loop.workflows.approval_turns import HeldCalls
 from durable_loop.workflows.approvals import ApprovalBook
+from durable_loop.workflows.argument_repair import ArgumentRepairs
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
+from durable_loop.workflows.reply_guard import FINALIZE_RECOVERY, REFERRAL_RECOVERY, ReplyGuard
 from durable_loop.workflows.run_control import (
     CANCELLED_NOTE,
     MessageCancelled,
@@ -161,6 +163,8 @@ class MessageLoop:
         self.visible = visible_tool_names(
             catalog, self.config.tool_allowlist, self.config.tool_denylist
         )
+        self.reply_guard = ReplyGuard(self.config, self.registered)
+        self.repairs = ArgumentRepairs(session_id, settings, registered)
 
     # ------------------------------------------------------------------ driver
 
@@ -213,6 +217,22 @@ class MessageLoop:
                 if self.typed is not None and (correction := self.typed.judge(out, self.result)):
                     self._append(correction)
                     continue
+                offered = self.visible if self._send_tools_configured() else []
+                # a typed answer is judged by its schema alone: valid JSON is the answer
+                verdict = None if self.typed else self.reply_guard.judge(out.text, offered)
+                if verdict is not None and verdict.action == "finalize":
+                    self.result.recoveries.append(FINALIZE_RECOVERY)
+                    self.tools_off = True
+                    self._append(Message.user(verdict.prompt, synthetic=True))
+                    continue
+                if verdict is not None and verdict.action == "call_tool":
+                    self.result.recoveries.append(REFERRAL_RECOVERY)
+                    self.tools_off = False
+                    self.require_tool_call = True
+                    self._append(Message.user(verdict.prompt, synthetic=True))
+                    continue
+                if verdict is not None and verdict.error is not None:
+                    return self._fail(verdict.error.code, verdict.error.message)
                 return await self._finish(out)
         except MessageCancelled:
             return self._cancelled(self.control.reason or "cancelled")
@@ -262,6 +282,10 @@ class MessageLoop:
         )
 
     # ------------------------------------------------------------------ LLM
+
+    def _send_tools_configured(self) -> bool:
+        """Whether this message may offer tools at all (whatever a guard turned off)."""
+        return self.config.tool_use_mode is not ToolUseMode.DISABLED and bool(self.visible)
 
     def _send_tools(self) -> bool:
         return (
@@ -380,6 +404,30 @@ class MessageLoop:
                 self._record(decision, by_seq.get(decision.result_seq))
         if plan.repeated:
             self.tools_off = True
+        await self._repair_arguments(out.assistant_seq, plan.decisions)
+
+    async def _repair_arguments(self, assistant_seq: int, decisions: list[CallDecision]) -> None:
+        """A named recovery re-issues a refused call with repaired arguments (see
+        workflows/argument_repair)."""
+        due = self.repairs.due(decisions, self.outcome_by_seq)
+        if due is None:
+            return
+        repaired = await self.repairs.run(
+            due=due,
+            assistant_seq=assistant_seq,
+            repair_seq=self.cursor.take_seq(),
+            turn=self.cursor.turn_index,
+            control=self.control,
+            retry=retry_policy(self.settings.llm.retry, LLM_NON_RETRYABLE),
+        )
+        if repaired is None:
+            return
+        self.result.recoveries.append(due[1])
+        self._spend(repaired.usage)
+        if repaired.tool_calls:
+            await self._run_tools(
+                LlmTurnOutput(assistant_seq=repaired.assistant_seq, tool_calls=repaired.tool_calls)
+            )
 
     async def _execute_all(
         self,
@@ -492,6 +540,8 @@ class MessageLoop:
             ok, codes, text = False, [error.code], error.message
             failure = failure_text(codes, text)
         self.outcome_by_seq[decision.result_seq] = (ok, codes, failure)
+        if decision.action != "reuse":
+            self.reply_guard.note(call.name, text if failure is None else failure)
         self.last_failure = None if failure is None else (call.name, failure)
         if not decision.ignored and call.name in self.registered:
             self.last_ok_by_tool[call.name] = ok

@@ -98,3 +98,20 @@ def test_template_override_is_empty_unless_asked(tmp_path: Path):
     assert FIXED_ARGUMENTS_LINE in chat_template_for(path, fix_tool_arguments=True)
     plain = write_gguf(tmp_path / "p.gguf", "{{ messages }}")
     assert chat_template_for(plain, fix_tool_arguments=True) == ""
+
+
+def test_local_llm_and_the_demo_serve_the_fixed_template_by_default():
+    import inspect
+
+    from typer.testing import CliRunner
+
+    from durable_loop.cli.local_llm import local_llm_command, serve_local_model
+    from durable_loop.console import app
+    from durable_loop.demo.command import demo_command
+
+    for command in (local_llm_command, demo_command):
+        assert inspect.signature(command).parameters["fix_template"].default is True
+    assert inspect.signature(serve_local_model).parameters["fix_tool_arguments"].default
+    for name in ("local-llm", "demo"):
+        result = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200"})
+        assert "--stock-template" in result.output, name

@@ -14,6 +14,31 @@ from durable_loop.evals.schema import RunRecord, Summary
 runner = CliRunner()
 
 
+def test_the_everyday_set_counts_recoveries_per_scenario(tmp_path: Path):
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            "--scenarios",
+            "everyday_arithmetic,everyday_chit_chat",
+            "--behaviours",
+            "writes_call_after_repeat",
+            "--out",
+            str(tmp_path),
+        ],
+        env={"DURABLE_LOOP_EVAL_TRIALS": "1"},
+    )
+    assert result.exit_code == 0, result.output
+    [directory] = list(tmp_path.iterdir())
+    summary = Summary.model_validate_json((directory / "summary.json").read_text())
+    assert summary.failures == {"REPLY_NOT_AN_ANSWER": 1}  # the baseline arithmetic run
+    assert summary.recoveries == {"finalize_text_call_reply": 1}
+    table = (directory / "report.md").read_text()
+    line = "- writes_call_after_repeat / scripted / production / everyday_arithmetic: 1/1: "
+    assert line + "finalize_text_call_reply x1" in table
+    assert "everyday_chit_chat: " not in table.split("Recoveries")[1]
+
+
 def test_offline_run_writes_a_valid_report(tmp_path: Path):
     result = runner.invoke(
         app,
@@ -39,7 +64,7 @@ def test_offline_run_writes_a_valid_report(tmp_path: Path):
     summary = Summary.model_validate_json((directory / "summary.json").read_text())
     assert summary.trials == 2 and summary.mode == "offline"
     # tags_as_text fails only its baseline tool scenario (happy_path, both trials)
-    assert summary.overall.ok == 14 and summary.failures == {"NO_TOOL_CALLS": 2}
+    assert summary.overall.ok == 14 and summary.failures == {"REPLY_NOT_AN_ANSWER": 2}
     assert summary.tool_scenarios.runs == 8 and summary.tool_scenarios.ok == 6
     by_scenario = SUMMARIES.validate_json((directory / "summary_by_scenario.json").read_text())
     assert {(s.model, s.scenario) for s in by_scenario} == {

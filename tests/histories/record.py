@@ -185,6 +185,42 @@ async def sub_agent(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def recoveries(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """Every named recovery once: a text call after the repeat guard (finalized), a reply
+    naming a tool (sent back), invalid arguments repaired, oversized arguments shortened."""
+    sid, model = "recorded-recoveries", "recorded-recoveries-model"
+    long_label = "label " * 60
+    llm.script(
+        model,
+        [
+            reply.tool_call("add", {"a": 2, "b": 3}),
+            reply.tool_call("add", {"a": 2, "b": 3}, "again"),
+            reply.text('{"name": "add", "arguments": {"a": 2, "b": 3}}'),
+            reply.text("2 + 3 is 5."),
+            reply.text("You can use the `add` function for that."),
+            reply.tool_call("add", {"a": "one", "b": 1}, "typed"),
+            reply.text('{"a": 1, "b": 1}'),
+            reply.text("1 + 1 is 2."),
+            reply.tool_call("nap", {"seconds": 0, "label": long_label}, "long"),
+            reply.text("short label"),
+            reply.text("Napped."),
+        ],
+    )
+    runtime = RuntimeConfig(
+        max_tool_args_bytes=200,
+        finalize_text_call_reply=True,
+        call_referred_tool=True,
+        repair_invalid_arguments=True,
+        shorten_oversized_arguments=True,
+    )
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "what is 2+3?", message_id="m1")
+    await sessions.send(sid, "and 1+1?", message_id="m2")
+    await sessions.send(sid, "nap with a long label", message_id="m3")
+    await sessions.close(sid)
+    return sid
+
+
 SCENARIOS: dict[str, Scenario] = {
     "happy_path": happy_path,
     "parallel_calls": parallel_calls,
@@ -193,6 +229,7 @@ SCENARIOS: dict[str, Scenario] = {
     "cancelled": cancelled,
     "typed_output": typed_output,
     "sub_agent": sub_agent,
+    "recoveries": recoveries,
 }
 
 

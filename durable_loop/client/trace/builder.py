@@ -16,6 +16,7 @@ from durable_loop.client.trace.models import (
     CallRow,
     DecodedRun,
     LlmCall,
+    RepairRun,
     RunInfo,
     ToolRun,
     Trace,
@@ -44,6 +45,22 @@ class _Index:
             a.seq: a for r in runs for c in r.llm_calls for a in c.input.appends
         }
         self.stored: dict[int, StoredMessage] = {m.seq: m for m in stored}
+        self.repairs: dict[int, list[RepairRun]] = {}
+        for run in runs:
+            for repair in run.repairs:
+                self.repairs.setdefault(repair.input.assistant_seq, []).append(repair)
+
+    def repair_rows(self, assistant_seq: int, until_seq: int) -> list[CallRow]:
+        """The calls named recoveries re-issued for the turn stored at ``assistant_seq``."""
+        rows = []
+        for repair in self.repairs.get(assistant_seq, []):
+            out = repair.output
+            if out is None:
+                continue
+            for call in out.tool_calls:
+                row = self.call_row(call, out.assistant_seq, until_seq)
+                rows.append(row.model_copy(update={"repair": repair.input.kind}))
+        return rows
 
     def call_row(self, call: ToolCallSummary, assistant_seq: int, until_seq: int) -> CallRow:
         row = CallRow(call_id=call.id, name=call.name, ok=None)
@@ -193,7 +210,10 @@ def _turn_row(tries: Sequence[LlmCall], run_index: int, index: _Index, until_seq
             "finish_reason": out.finish_reason,
             "cached": out.cached,
             "warnings": list(out.warnings),
-            "calls": [index.call_row(c, inp.assistant_seq, until_seq) for c in out.tool_calls],
+            "calls": [
+                *(index.call_row(c, inp.assistant_seq, until_seq) for c in out.tool_calls),
+                *index.repair_rows(inp.assistant_seq, until_seq),
+            ],
         }
     )
 
@@ -239,6 +259,8 @@ def build_trace(
         turns.append(_turn_row(tries, run_index, index, until))
     turns = _link_sub_agents(turns, session_id, runs)
     usage = sum((t[-1].output.usage for _, t in tried if t[-1].output), Usage())
+    repaired = (r.output.usage for run in runs for r in run.repairs if r.output is not None)
+    usage = sum(repaired, usage)
     results: dict[str, RunResult] = {}
     for run in runs:
         results.update({r.message_id: r for r in run.results})

@@ -12,8 +12,9 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from durable_loop.client.trace.models import DecodedRun, LlmCall, ToolRun
+from durable_loop.client.trace.models import DecodedRun, LlmCall, RepairRun, ToolRun
 from durable_loop.core import names
+from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
 from durable_loop.core.contracts import (
     LlmTurnInput,
     LlmTurnOutput,
@@ -56,7 +57,7 @@ def decode_run(events: Sequence[HistoryEvent], run_id: str, run_index: int) -> D
         event_count=len(events),
         history_bytes=sum(e.ByteSize() for e in events),
     )
-    scheduled: dict[int, LlmCall | ToolRun] = {}
+    scheduled: dict[int, LlmCall | ToolRun | RepairRun] = {}
     for event in events:
         kind = event.event_type
         if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
@@ -66,6 +67,8 @@ def decode_run(events: Sequence[HistoryEvent], run_id: str, run_index: int) -> D
                 run.llm_calls.append(record)
             elif isinstance(record, ToolRun):
                 run.tool_runs.append(record)
+            elif isinstance(record, RepairRun):
+                run.repairs.append(record)
             if record is not None:
                 record.scheduled_ns = event.event_time.ToNanoseconds()
                 scheduled[event.event_id] = record
@@ -79,6 +82,8 @@ def decode_run(events: Sequence[HistoryEvent], run_id: str, run_index: int) -> D
                 rec.output = _decode(done.result, LlmTurnOutput)
             elif isinstance(rec, ToolRun):
                 rec.output = _decode(done.result, ToolRunOutput)
+            elif isinstance(rec, RepairRun):
+                rec.output = _decode(done.result, RepairCallOutput)
             if rec is not None:
                 rec.closed_ns = event.event_time.ToNanoseconds()
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
@@ -104,10 +109,14 @@ def decode_run(events: Sequence[HistoryEvent], run_id: str, run_index: int) -> D
     return run
 
 
-def _scheduled(activity: str, payloads: Payloads, event_id: int) -> LlmCall | ToolRun | None:
+def _scheduled(
+    activity: str, payloads: Payloads, event_id: int
+) -> LlmCall | ToolRun | RepairRun | None:
     if activity == names.LLM_TURN and (llm_in := _decode(payloads, LlmTurnInput)):
         return LlmCall(input=llm_in, scheduled_event_id=event_id)
     is_tool = activity in (names.RUN_TOOL, names.RUN_LONG_TOOL)
     if is_tool and (tool_in := _decode(payloads, ToolRunInput)):
         return ToolRun(input=tool_in, scheduled_event_id=event_id)
+    if activity == names.REPAIR_TOOL_CALL and (repair_in := _decode(payloads, RepairCallInput)):
+        return RepairRun(input=repair_in, scheduled_event_id=event_id)
     return None

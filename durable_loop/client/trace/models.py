@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
 from durable_loop.core.contracts import (
     LlmTurnInput,
     LlmTurnOutput,
@@ -48,6 +49,13 @@ class ToolRun(ActivityOutcome):
     output: ToolRunOutput | None = None
 
 
+class RepairRun(ActivityOutcome):
+    """A ``repair_tool_call`` activity: a named recovery re-issuing a refused call."""
+
+    input: RepairCallInput
+    output: RepairCallOutput | None = None
+
+
 class DecodedRun(BaseModel):
     """One run of a session workflow (one link of the continue-as-new chain)."""
 
@@ -58,6 +66,7 @@ class DecodedRun(BaseModel):
     continued_as_new: bool = False
     llm_calls: list[LlmCall] = Field(default_factory=list)
     tool_runs: list[ToolRun] = Field(default_factory=list)
+    repairs: list[RepairRun] = Field(default_factory=list)
     results: list[RunResult] = Field(default_factory=list)
     sub_agent_workflow_ids: list[str] = Field(
         default_factory=list, description="The sub-agents this run started, as child workflows"
@@ -92,6 +101,9 @@ class CallRow(BaseModel):
     )
     sub_agent_session: str | None = Field(
         default=None, description="A sub-agent call: the child's session id (trace it too)"
+    )
+    repair: str | None = Field(
+        default=None, description="The named recovery that re-issued the call above it"
     )
 
 

@@ -13,7 +13,8 @@ FINGERPRINT_CHARS = 10
 
 
 def _call_text(call: CallRow) -> Text:
-    text = Text(f"{call.name} ")
+    text = Text(f"repair ({call.repair}): ", style="magenta") if call.repair else Text()
+    text.append(f"{call.name} ")
     text.append(call.call_id, style="dim")
     if call.ok is None:
         text.append(" ?", style="yellow")

@@ -1,0 +1,83 @@
+"""Is a final reply an answer? A reply that is only a tool call written as text is not.
+
+Small models, once tools are withdrawn (or after the repeated-call guard answered a
+repeat), often write the call they would have made instead of answering:
+``{"name": "calculate", "arguments": {...}}``, the same in a fence or ``<tool_call>``
+tags, or ``calculate("37 * 43")``. Such text must never reach the user as a completed
+reply. These checks are pure; the loop decides what to do (see ``workflows/reply_guard``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from durable_loop.core.transforms.text_calls import TextCall, parse_json_calls, parse_tagged_calls
+
+LEFTOVER = re.compile(r"^[\s`.;:,]*$")
+"""What may surround a text call for the reply to count as nothing but that call."""
+FUNCTION_CALL = re.compile(
+    r"^[\s`]*(?:python|json)?\s*([A-Za-z_][\w.-]*)\s*\((.*)\)[\s`.;]*$", re.DOTALL
+)
+
+NO_RESULTS = "(no tool returned a result)"
+
+
+def _only_calls(calls: list[TextCall], leftover: str) -> bool:
+    return bool(calls) and LEFTOVER.match(leftover) is not None
+
+
+def text_call_of(text: str | None, known_tools: set[str]) -> TextCall | None:
+    """The first call when ``text`` is nothing but tool calls of known tools written as
+    text (JSON, fenced JSON, ``<tool_call>`` tags, or ``name(...)``); else None.
+
+    Only known tools count: a JSON answer the user asked for is not a call.
+    """
+    if not text or not text.strip() or not known_tools:
+        return None
+    tagged, rest = parse_tagged_calls(text)
+    if _only_calls(tagged, rest) and all(c.name in known_tools for c in tagged):
+        return tagged[0]
+    as_json, rest = parse_json_calls(text.rstrip().rstrip(".;,"), sorted(known_tools))
+    if _only_calls(as_json, rest):
+        return as_json[0]
+    match = FUNCTION_CALL.match(text)
+    if match is not None and match.group(1) in known_tools:
+        return TextCall(name=match.group(1), arguments=match.group(2).strip())
+    return None
+
+
+def referred_tool(text: str | None, tools: list[str], called: set[str]) -> str | None:
+    """A tool the reply tells the user to use instead of calling it: named in code form
+    (`` `note_list` ``, ``note_list()``, ``note_list function``/``tool``) and not called in
+    this message. Plain prose words ("calculate") do not count."""
+    if not text:
+        return None
+    for name in tools:
+        if name in called:
+            continue
+        quoted = re.escape(name)
+        pattern = rf"`{quoted}(?:\(\))?`|\b{quoted}\(\)|\b{quoted}\s+(?:function|tool|command)\b"
+        if re.search(pattern, text):
+            return name
+    return None
+
+
+def results_digest(results: list[tuple[str, str]], limit: int = 600) -> str:
+    """One line per recorded result, ``- name: preview``, newest kept within ``limit``."""
+    lines = [f"- {name}: {' '.join(text.split())}" for name, text in results]
+    while lines and sum(len(line) + 1 for line in lines) > limit and len(lines) > 1:
+        lines.pop(0)
+    if not lines:
+        return NO_RESULTS
+    return "\n".join(line if len(line) <= limit else line[: limit - 1] + "…" for line in lines)
+
+
+def not_an_answer_message(call: TextCall, recovered: bool) -> str:
+    after = " after a finalization request" if recovered else ""
+    return (
+        f"the final reply{after} was a call of {call.name!r} written as text, not an "
+        "answer, so it was not returned. While tools are offered the text-call transforms "
+        "(presets content_tag_tool_call_fallback, json_tool_call_fallback) run such calls; "
+        "after the tools were withdrawn the recovery finalize_text_call_reply asks once more "
+        "for an answer"
+    )

@@ -1,0 +1,73 @@
+"""Which final replies are tool calls written as text (pure checks)."""
+
+from __future__ import annotations
+
+import pytest
+
+from durable_loop.core.reply_check import referred_tool, results_digest, text_call_of
+
+KNOWN = {"calculate", "note_list"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "calculate", "arguments": "{\\"expression\\":\\"37 * 43\\"}"}',
+        '```json\n{"name": "calculate", "arguments": {"expression": "37 * 43"}}\n```',
+        '<tool_call>\n{"name": "calculate", "arguments": {"expression": "37*43"}}\n</tool_call>',
+        'calculate("37 * 43")',
+        "`calculate(expression='37 * 43')`",
+        '{"name": "calculate", "parameters": {"expression": "1+1"}}.',
+    ],
+)
+def test_a_call_of_a_known_tool_written_as_text_is_not_an_answer(text: str) -> None:
+    call = text_call_of(text, KNOWN)
+    assert call is not None and call.name == "calculate"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "37 times 43 is 1591.",
+        '{"name": "Ada", "arguments": "none"}',
+        'The call was {"name": "calculate", "arguments": {"expression": "1+1"}} and gave 2.',
+        "You can use the note_list function to list notes.",
+        "print(1591)",
+        "",
+        None,
+    ],
+)
+def test_answers_and_calls_of_unknown_tools_pass(text: str | None) -> None:
+    assert text_call_of(text, KNOWN) is None
+
+
+def test_nothing_is_a_call_without_known_tools() -> None:
+    assert text_call_of('calculate("1")', set()) is None
+
+
+def test_results_digest_keeps_the_newest_lines_within_the_limit() -> None:
+    results = [("calculate", '{"ok": true, "data": 1591}'), ("note_list", "x" * 50)]
+    assert results_digest(results) == '- calculate: {"ok": true, "data": 1591}\n- note_list: ' + (
+        "x" * 50
+    )
+    assert results_digest(results, limit=40) == "- note_list: " + "x" * 26 + "…"
+    assert results_digest([]) == "(no tool returned a result)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "To check the number of notes you have saved, you can use the `note_list` function.",
+        "Call note_list() to see them.",
+        "Use the note_list tool for that.",
+    ],
+)
+def test_a_reply_that_tells_the_user_to_use_a_tool_refers_to_it(text: str) -> None:
+    assert referred_tool(text, ["calculate", "note_list"], set()) == "note_list"
+
+
+def test_prose_words_and_tools_already_called_are_no_referral() -> None:
+    tools = ["calculate", "note_list"]
+    assert referred_tool("I can calculate that: 4.", tools, set()) is None
+    assert referred_tool("I used the `note_list` function: 2 notes.", tools, {"note_list"}) is None
+    assert referred_tool(None, tools, set()) is None

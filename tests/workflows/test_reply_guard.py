@@ -1,0 +1,103 @@
+"""A final reply that is only a tool call written as text never completes a message."""
+
+from __future__ import annotations
+
+import json
+
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.testing import reply
+from tests.workflows.test_endings import run_session
+
+TEXT_CALL = json.dumps({"name": "add", "arguments": json.dumps({"a": 37, "b": 43})})
+REPEAT_THEN_TEXT_CALL = [
+    reply.tool_call("add", {"a": 37, "b": 43}),
+    reply.tool_call("add", {"a": 37, "b": 43}, "again"),
+    reply.text(TEXT_CALL),
+]
+
+
+async def test_a_text_call_after_the_repeat_guard_fails_with_a_code_not_completed(
+    loop_worker, scripted_llm
+):
+    result, requests, log, stored = await run_session(
+        loop_worker, scripted_llm, REPEAT_THEN_TEXT_CALL
+    )
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code == "REPLY_NOT_AN_ANSWER"
+    assert "'add'" in result.error.message
+    assert result.reply is None and result.recoveries == []
+    assert len(requests) == 3 and log.count("add") == 1
+    assert stored[-1].message.content == TEXT_CALL  # kept in the transcript, not the reply
+
+
+async def test_finalize_text_call_reply_quotes_the_results_and_returns_the_answer(
+    loop_worker, scripted_llm
+):
+    result, requests, _, stored = await run_session(
+        loop_worker,
+        scripted_llm,
+        [*REPEAT_THEN_TEXT_CALL, reply.text("37 + 43 is 80.")],
+        runtime=RuntimeConfig(finalize_text_call_reply=True),
+    )
+    assert result.status == "completed", result.error
+    assert result.reply == "37 + 43 is 80." and result.recoveries == ["finalize_text_call_reply"]
+    final_request = requests[3]
+    assert "tools" not in final_request.body
+    prompt = final_request.messages[-1]
+    assert prompt["role"] == "user" and "tool call written as text" in prompt["content"]
+    assert "- add: " in prompt["content"] and "80" in prompt["content"]
+    assert [m.message.synthetic for m in stored if m.message.role == "user"][-1] is True
+
+
+async def test_a_second_text_call_after_finalization_fails(loop_worker, scripted_llm):
+    tagged = '<tool_call>{"name": "add", "arguments": {"a": 37, "b": 43}}</tool_call>'
+    result, requests, _, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [*REPEAT_THEN_TEXT_CALL, reply.text(tagged)],
+        runtime=RuntimeConfig(finalize_text_call_reply=True),
+    )
+    assert result.status == "failed"
+    assert result.error is not None and result.error.code == "REPLY_NOT_AN_ANSWER"
+    assert "after a finalization request" in result.error.message
+    assert result.recoveries == ["finalize_text_call_reply"] and len(requests) == 4
+
+
+async def test_json_that_names_no_tool_is_an_answer(loop_worker, scripted_llm):
+    answer = json.dumps({"name": "Ada", "arguments": "none"})
+    result, _, _, _ = await run_session(
+        loop_worker, scripted_llm, [reply.tool_call("add", {"a": 1, "b": 1}), reply.text(answer)]
+    )
+    assert result.status == "completed" and result.reply == answer
+
+
+REFERRAL = "To add them, you can use the `add` function with a=2 and b=3."
+
+
+async def test_a_reply_naming_an_uncalled_tool_is_sent_back_for_the_call(loop_worker, scripted_llm):
+    result, requests, log, stored = await run_session(
+        loop_worker,
+        scripted_llm,
+        [reply.text(REFERRAL), reply.tool_call("add", {"a": 2, "b": 3}), reply.text("It is 5.")],
+        runtime=RuntimeConfig(call_referred_tool=True),
+    )
+    assert result.status == "completed" and result.reply == "It is 5."
+    assert result.recoveries == ["call_referred_tool"] and log.count("add") == 1
+    nudge = requests[1].messages[-1]
+    assert nudge["role"] == "user" and "call add" in nudge["content"].lower()
+    assert requests[1].body["tool_choice"] == "required"
+    assert [m.message.synthetic for m in stored if m.message.role == "user"] == [False, True]
+
+
+async def test_a_referral_is_sent_back_once_and_is_off_by_default(loop_worker, scripted_llm):
+    off, requests, _, _ = await run_session(loop_worker, scripted_llm, [reply.text(REFERRAL)])
+    assert off.status == "completed" and off.reply == REFERRAL and len(requests) == 1
+
+    twice, requests, _, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [reply.text(REFERRAL), reply.text(REFERRAL)],
+        runtime=RuntimeConfig(call_referred_tool=True),
+    )
+    assert twice.reply == REFERRAL and len(requests) == 2
+    assert twice.recoveries == ["call_referred_tool"]
