@@ -266,7 +266,7 @@ class SessionClient:
         chunks: StreamStore,
         *,
         message_id: str | None = None,
-        poll_s: float = 0.05,
+        poll_s: float | None = None,
         output_schema: OutputSchema | None = None,
         output_type: type[Any] | None = None,
     ) -> AsyncIterator[StreamEvent]:
