@@ -66,29 +66,29 @@ async def send_streaming(
             )
             await asyncio.wait({outcome, waiting}, return_when=asyncio.FIRST_COMPLETED)
             if outcome.done():
-                await _cancelled(waiting)
+                await stop_waiting(waiting)
                 break
             for chunk in waiting.result():
                 after = chunk.id
                 if chunk.text:
-                    yield _text(chunk)
+                    yield text_event(chunk)
         for chunk in await chunks.read(session_id, after_id=after):  # nothing left behind
             after = chunk.id
             if chunk.text:
-                yield _text(chunk)
+                yield text_event(chunk)
         yield StreamEvent(kind="result", result=outcome.result())
     finally:
         if waiting is not None:
-            await _cancelled(waiting)
+            await stop_waiting(waiting)
         if not outcome.done():
             outcome.cancel()
 
 
-def _text(chunk: StreamChunk) -> StreamEvent:
+def text_event(chunk: StreamChunk) -> StreamEvent:
     return StreamEvent(kind="text", seq=chunk.seq, attempt=chunk.attempt, text=chunk.text)
 
 
-async def _cancelled(future: asyncio.Future[list[StreamChunk]]) -> list[StreamChunk]:
+async def stop_waiting(future: asyncio.Future[list[StreamChunk]]) -> list[StreamChunk]:
     """Stop a wait; what it had already read is returned (the caller re-reads anyway)."""
     if not future.done():
         future.cancel()

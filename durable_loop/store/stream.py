@@ -80,6 +80,11 @@ PG_POLL_S = 0.5
 """PostgreSQL readers are woken by ``NOTIFY``; this poll only covers a lost notification."""
 
 
+ASYNC_COMMIT = "SET LOCAL synchronous_commit TO OFF"
+"""PostgreSQL: a chunk's commit (and its NOTIFY) does not wait for the WAL flush. Chunks are
+a display channel: a server crash may lose the last few, the transcript keeps the reply."""
+
+
 class StreamStore:
     """``wake=False``: readers only poll (the baseline ``bench/stream_latency.py`` measures)."""
 
@@ -88,6 +93,7 @@ class StreamStore:
         dialect = db.engine.dialect.name
         self._insert = insert_ignore(CHUNKS, dialect)
         self._notify = text(NOTIFY) if wake and dialect == "postgresql" else None
+        self._async_commit = text(ASYNC_COMMIT) if dialect == "postgresql" else None
         self.poll_s = poll_s or (PG_POLL_S if self._notify is not None else SQLITE_POLL_S)
         self.wakes = 0
         """Waits that ended because a writer woke the reader."""
@@ -113,9 +119,11 @@ class StreamStore:
             "text": text,
             "done": done,
         }
-        notify = self._notify
+        notify, async_commit = self._notify, self._async_commit
 
         def work(conn: Connection) -> None:
+            if async_commit is not None:
+                conn.execute(async_commit)
             conn.execute(self._insert, row)
             if notify is not None:
                 conn.execute(notify, {"session_id": session_id})
