@@ -1,9 +1,10 @@
 """Streaming one LLM request: text deltas go to the ``stream_chunks`` table as they arrive
-(batched), the events are reassembled into an ordinary response body for the usual parse.
-Workflow history only ever sees the activity's summary, never a token fragment."""
+(``ChunkWriter``), the events are reassembled into an ordinary response body for the usual
+parse. Workflow history only ever sees the activity's summary, never a token fragment."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -27,25 +28,19 @@ from durable_loop.store.stream import StreamStore
 
 
 class ChunkWriter:
-    """Buffers deltas and writes a row every ``flush_chars`` characters or ``flush_s``."""
+    """Writes each delta as soon as the previous write has finished; deltas that arrive
+    while a write is in flight go together into the next row. So a row costs no waiting
+    (a fixed batch interval added up to that interval to every token's latency), and a
+    store slower than the stream gets fewer, larger rows instead of a growing queue."""
 
-    def __init__(
-        self,
-        store: StreamStore,
-        session_id: str,
-        seq: int,
-        attempt: int,
-        *,
-        flush_chars: int = 48,
-        flush_s: float = 0.1,
-    ) -> None:
+    def __init__(self, store: StreamStore, session_id: str, seq: int, attempt: int) -> None:
         self.store, self.session_id, self.seq, self.attempt = store, session_id, seq, attempt
-        self.flush_chars, self.flush_s = flush_chars, flush_s
         self.buffer: list[str] = []
         self.pieces: list[str] = []
         """Every delta so far (a cancelled request keeps what it had: ``llm_turn``)."""
         self.index = 0
-        self.last_flush = time.monotonic()
+        self.rows = 0
+        self._writing: asyncio.Task[None] | None = None
 
     @property
     def text(self) -> str:
@@ -54,21 +49,34 @@ class ChunkWriter:
     async def write(self, text: str) -> None:
         self.buffer.append(text)
         self.pieces.append(text)
-        due = time.monotonic() - self.last_flush >= self.flush_s
-        if due or sum(len(t) for t in self.buffer) >= self.flush_chars:
-            await self._flush(done=False)
+        if self._writing is not None and self._writing.done():
+            self._writing.result()  # a failed write fails the request here
+            self._writing = None
+        if self._writing is None:
+            self._writing = asyncio.create_task(self._drain())
+
+    async def flush(self) -> None:
+        """Wait until every delta so far is in the store."""
+        if self._writing is not None:
+            writing, self._writing = self._writing, None
+            await writing
 
     async def close(self) -> None:
-        await self._flush(done=True)
+        await self.flush()
+        await self._append(done=True)
 
-    async def _flush(self, *, done: bool) -> None:
+    async def _drain(self) -> None:
+        while self.buffer:
+            await self._append(done=False)
+
+    async def _append(self, *, done: bool) -> None:
         text = "".join(self.buffer)
+        self.buffer = []
         if not text and not done:
             return
-        await self.store.append(
-            self.session_id, self.seq, self.attempt, self.index, text, done=done
-        )
-        self.buffer, self.index, self.last_flush = [], self.index + 1, time.monotonic()
+        index, self.index = self.index, self.index + 1
+        await self.store.append(self.session_id, self.seq, self.attempt, index, text, done=done)
+        self.rows += 1
 
 
 async def post_streaming(

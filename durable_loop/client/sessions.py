@@ -15,7 +15,12 @@ from temporalio.service import RPCError
 
 from durable_loop.client.proposals import ProposalClient
 from durable_loop.client.search_attributes import registered
-from durable_loop.client.streaming import StreamEvent, send_streaming
+from durable_loop.client.streaming import (
+    StreamEvent,
+    send_streaming,
+    stop_waiting,
+    text_event,
+)
 from durable_loop.client.tool_approvals import ToolApprovalClient
 from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import load_trace
@@ -54,7 +59,7 @@ from durable_loop.core.proposals import (
 )
 from durable_loop.core.settings_digest import differing, settings_digest
 from durable_loop.core.typed_output import OutputSchema
-from durable_loop.store.stream import StreamStore
+from durable_loop.store.stream import StreamChunk, StreamStore
 from durable_loop.workflows.visibility import MEMO_SESSION, MEMO_TITLE, PENDING_QUERY
 
 
@@ -266,7 +271,7 @@ class SessionClient:
         chunks: StreamStore,
         *,
         message_id: str | None = None,
-        poll_s: float = 0.05,
+        poll_s: float | None = None,
         output_schema: OutputSchema | None = None,
         output_type: type[Any] | None = None,
     ) -> AsyncIterator[StreamEvent]:
@@ -398,17 +403,28 @@ class SessionClient:
                 output_schema=typed,
             )
         task = asyncio.ensure_future(call)
+        loop = asyncio.get_running_loop()
+        reading: asyncio.Future[list[StreamChunk]] | None = None
         try:
             while True:
-                await asyncio.wait({task}, timeout=poll_s)
+                # Text as soon as it is written (StreamStore.wait_for); Queries every poll_s.
+                next_poll = loop.time() + poll_s
+                while not task.done() and (left := next_poll - loop.time()) > 0:
+                    if chunks is None:
+                        await asyncio.wait({task}, timeout=left)
+                        continue
+                    reading = asyncio.ensure_future(chunks.wait_for(session_id, after_chunk, left))
+                    await asyncio.wait({task, reading}, return_when=asyncio.FIRST_COMPLETED)
+                    for chunk in await stop_waiting(reading):
+                        after_chunk = chunk.id
+                        if chunk.text:
+                            yield Progress(kind="text", text=text_event(chunk))
+                    reading = None
                 finished = task.done()  # read once more after the end: nothing is left behind
                 for chunk in await chunks.read(session_id, after_id=after_chunk) if chunks else []:
                     after_chunk = chunk.id
                     if chunk.text:
-                        event = StreamEvent(
-                            kind="text", seq=chunk.seq, attempt=chunk.attempt, text=chunk.text
-                        )
-                        yield Progress(kind="text", text=event)
+                        yield Progress(kind="text", text=text_event(chunk))
                 for entry in (await self.tail(session_id, limit=100)).entries:
                     if entry.seq > seen_seq:
                         seen_seq = entry.seq
@@ -421,6 +437,8 @@ class SessionClient:
                     yield Progress(kind="result", result=task.result())
                     return
         finally:
+            if reading is not None:
+                await stop_waiting(reading)
             task.cancel()
 
     async def _pending_or_none(self, session_id: str) -> list[PendingProposal]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -89,6 +89,8 @@ class Database:
         self._inline: Engine | None = None
         self._threads: ThreadPoolExecutor | None = None
         self._inline_writes = 0
+        self.closers: list[Callable[[], Awaitable[None]]] = []
+        """Run first by ``dispose`` (e.g. a stream listener's connection)."""
         url = engine.url
         if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
             url = url.set(drivername="sqlite")
@@ -171,6 +173,8 @@ class Database:
         return await asyncio.get_running_loop().run_in_executor(threads, run)
 
     async def dispose(self) -> None:
+        for close in self.closers:
+            await close()
         if self._threads is not None:
             self._threads.shutdown(wait=True)
         if self._inline is not None:

@@ -47,6 +47,9 @@ class Reply:
     drop_connection: bool = False
     pace_s: float = 0.0
     """Seconds between the events of a streamed (``text/event-stream``) reply."""
+    emitted: list[float] | None = None
+    """When given, a paced reply appends the ``time.monotonic()`` at which it wrote each
+    event (``bench/stream_latency.py`` measures token latency from these)."""
 
     def encoded(self) -> bytes:
         if self.raw is not None:
@@ -197,6 +200,8 @@ class ScriptedLLM:
                     for event in payload.split(b"\n\n"):
                         self.wfile.write(event + b"\n\n" if event else b"")
                         self.wfile.flush()
+                        if reply.emitted is not None:
+                            reply.emitted.append(time.monotonic())
                         time.sleep(reply.pace_s)
                 except (BrokenPipeError, ConnectionResetError):
                     return
