@@ -44,6 +44,16 @@ def chaos(
             help="Sessions in flight in the load scenarios (many_workers_kill).",
         ),
     ] = 300,
+    sticky_timeout_s: Annotated[
+        float | None,
+        typer.Option(
+            "--sticky-timeout-s",
+            min=0.1,
+            help="The extra workers' sticky timeout in many_workers_kill (default: the "
+            "SDK's 10 s): how long the killed worker's sessions wait on its queue.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Kill the worker mid-LLM-call and mid-tool, restart the server, send messages while no
     worker runs, kill one of three workers under load, script 429/500/529/resets/timeouts/
@@ -63,7 +73,14 @@ def chaos(
         select(scenario)
     except UnknownScenario as err:
         raise typer.BadParameter(str(err), param_hint="--scenario") from None
-    report = asyncio.run(run_chaos(scenario, db_url=db_url, load_sessions=load_sessions))
+    report = asyncio.run(
+        run_chaos(
+            scenario,
+            db_url=db_url,
+            load_sessions=load_sessions,
+            sticky_timeout_s=sticky_timeout_s,
+        )
+    )
     for line in report.lines():
         typer.echo(line)
     if json_path is not None:

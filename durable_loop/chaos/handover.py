@@ -1,12 +1,15 @@
 """How long the sessions a dead worker held waited before another worker took them over,
 read from their histories.
 
-A session is *held* by a worker when that worker started one of its workflow or activity
-tasks. After the worker dies, the session is stuck until Temporal gives up on it: a task
-on the dead worker's sticky queue waits for the sticky schedule-to-start timeout, an
-activity it was running waits for its heartbeat (or start-to-close) timeout. The wait of a
-held session is the time from the kill to the first task a surviving worker started for
-it; the timeouts seen on the way say which limit bound it.
+A session is *held* by the dead worker when, at the kill, its workflow was cached there
+(the last workflow task started before the kill was the dead worker's: the next one goes
+to that worker's sticky queue and waits out the sticky schedule-to-start timeout) and it
+had work after the kill, or
+when one of its activities ran there (a retry after the kill whose previous attempt timed
+out: the heartbeat timeout, or start-to-close for an activity that does not heartbeat;
+the history records only the last attempt's start). The wait of a held session is the
+time from the kill to the first task another worker started for it; the timeouts seen
+after the kill say which limit bound it.
 """
 
 from __future__ import annotations
@@ -48,14 +51,25 @@ def _identity(event: HistoryEvent) -> str | None:
     return getattr(event, attr).identity if attr else None
 
 
+def _timeout_name(kind: int) -> str:
+    return TimeoutType.Name(kind).removeprefix("TIMEOUT_TYPE_").lower()  # type: ignore[arg-type]
+
+
 def _timeout_kind(event: HistoryEvent) -> str | None:
+    """The timeout this event records: a workflow task that timed out, or an activity
+    attempt whose predecessor timed out (its start carries the previous attempt's failure)."""
     if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
         kind = event.workflow_task_timed_out_event_attributes.timeout_type
-        return f"workflow_task_{TimeoutType.Name(kind).removeprefix('TIMEOUT_TYPE_').lower()}"
+        return f"workflow_task_{_timeout_name(kind)}"
+    if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+        started = event.activity_task_started_event_attributes
+        if started.attempt > 1 and started.last_failure.HasField("timeout_failure_info"):
+            return (
+                f"activity_{_timeout_name(started.last_failure.timeout_failure_info.timeout_type)}"
+            )
     if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
         failure = event.activity_task_timed_out_event_attributes.failure
-        kind = failure.timeout_failure_info.timeout_type
-        return f"activity_{TimeoutType.Name(kind).removeprefix('TIMEOUT_TYPE_').lower()}"
+        return f"activity_{_timeout_name(failure.timeout_failure_info.timeout_type)}"
     return None
 
 
@@ -64,20 +78,33 @@ def session_handover(
 ) -> SessionHandover:
     """``killed_at`` is timezone-aware (UTC); worker identities are ``<pid>@<host>``."""
     dead = f"{dead_pid}@"
-    events = [e for h in histories for e in h.events]
-    held = any((_identity(e) or "").startswith(dead) for e in events)
-    out = SessionHandover(session_id=session_id, held=held)
-    for event in events:
+    last_workflow_task: str | None = None
+    timeouts: dict[str, int] = {}
+    first_elsewhere: float | None = None
+    in_flight = False
+    for event in (e for h in histories for e in h.events):
         at = event.event_time.ToDatetime().replace(tzinfo=killed_at.tzinfo)
+        identity = _identity(event)
         if at < killed_at:
+            if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+                last_workflow_task = identity
             continue
+        in_flight = True
         kind = _timeout_kind(event)
         if kind is not None:
-            out.timeouts[kind] = out.timeouts.get(kind, 0) + 1
-        identity = _identity(event)
-        if held and out.wait_s is None and identity and not identity.startswith(dead):
-            out.wait_s = round((at - killed_at).total_seconds(), 2)
-    return out
+            timeouts[kind] = timeouts.get(kind, 0) + 1
+        if first_elsewhere is None and identity and not identity.startswith(dead):
+            first_elsewhere = round((at - killed_at).total_seconds(), 2)
+    held = in_flight and (
+        (last_workflow_task or "").startswith(dead)
+        or any(k.startswith("activity_") for k in timeouts)
+    )
+    return SessionHandover(
+        session_id=session_id,
+        held=held,
+        wait_s=first_elsewhere if held else None,
+        timeouts=timeouts if held else {},
+    )
 
 
 def summarize(sessions: list[SessionHandover]) -> Handover:

@@ -60,9 +60,12 @@ class ChaosRig:
         *,
         db_url: str | None = None,
         load_sessions: int = LOAD_SESSIONS,
+        sticky_timeout_s: float | None = None,
     ) -> None:
         self.workdir = workdir
         self.load_sessions = load_sessions
+        self.sticky_timeout_s = sticky_timeout_s
+        """The peers' ``--sticky-timeout-s`` (None: the SDK's 10 s)."""
         self.llm = llm
         self.db_url = db_url or StoreConfig.sqlite_file(workdir / "store.db").url
         self.server = ServerProcess(workdir / "temporal")
@@ -128,11 +131,18 @@ class ChaosRig:
     async def start_peers(self, count: int) -> list[WorkerProcess]:
         """``count`` more worker processes on the same task queue and store (kept running
         until :meth:`stop_peers` or :meth:`close`)."""
+        sticky = [] if self.sticky_timeout_s is None else ["--sticky-timeout-s"]
+        sticky += [] if self.sticky_timeout_s is None else [str(self.sticky_timeout_s)]
         while len(self.peers) < count:
             name = f"peer{len(self.peers) + 1}"
             self.peers.append(
                 WorkerProcess(
-                    self.server.address, self.task_queue, self.db_url, self.workdir, name=name
+                    self.server.address,
+                    self.task_queue,
+                    self.db_url,
+                    self.workdir,
+                    extra_args=sticky,
+                    name=name,
                 )
             )
         await asyncio.gather(*(peer.start() for peer in self.peers[:count]))

@@ -54,6 +54,7 @@ async def run_chaos(
     workdir: Path | None = None,
     db_url: str | None = None,
     load_sessions: int = LOAD_SESSIONS,
+    sticky_timeout_s: float | None = None,
 ) -> ChaosReport:
     """A dev server, a worker subprocess and a scripted endpoint of its own; every scenario
     in ``names`` (default: all), in order. The store is SQLite in the work dir unless
@@ -61,7 +62,13 @@ async def run_chaos(
     selected = select(names)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="durable-loop-chaos-") as tmp, ScriptedLLM() as llm:
-        rig = ChaosRig(workdir or Path(tmp), llm, db_url=db_url, load_sessions=load_sessions)
+        rig = ChaosRig(
+            workdir or Path(tmp),
+            llm,
+            db_url=db_url,
+            load_sessions=load_sessions,
+            sticky_timeout_s=sticky_timeout_s,
+        )
         await rig.start()
         try:
             results = await run_on(rig, selected)

@@ -101,6 +101,7 @@ async def many_workers_kill(rig: ChaosRig, t: Tracker) -> None:
     )
     t.result.details.update(
         workers=WORKERS,
+        sticky_timeout_s=rig.sticky_timeout_s,
         sessions=count,
         lost_messages=len(lost),
         caller_errors=len(errors),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 from pydantic import BaseModel, Field
 from temporalio.client import Client
@@ -35,6 +36,14 @@ class WorkerTuning(BaseModel):
     max_cached_workflows: int | None = Field(default=None, ge=0)
     workflow_task_pollers: int | None = Field(default=None, ge=1)
     activity_task_pollers: int | None = Field(default=None, ge=1)
+    sticky_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="How long a session's workflow task waits on this worker's sticky queue "
+        "before any worker may take it (SDK default 10 s): what a session held by a worker "
+        "that died waits before another worker continues it (durable-loop chaos -s "
+        "many_workers_kill).",
+    )
     sandbox_passthrough: bool | None = Field(
         default=None,
         description="Import durable_loop once for every workflow sandbox instead of once per "
@@ -66,6 +75,10 @@ def build_worker(
         pollers["max_concurrent_workflow_task_polls"] = options.pop("workflow_task_pollers")
     if "activity_task_pollers" in options:
         pollers["max_concurrent_activity_task_polls"] = options.pop("activity_task_pollers")
+    if "sticky_timeout_s" in options:
+        options["sticky_queue_schedule_to_start_timeout"] = timedelta(
+            seconds=options.pop("sticky_timeout_s")
+        )
     return Worker(
         client,
         task_queue=task_queue,
@@ -92,6 +105,7 @@ def build_tool_worker(
     options.pop("workflow_task_pollers", None)
     options.pop("max_concurrent_workflow_tasks", None)
     options.pop("max_cached_workflows", None)
+    options.pop("sticky_timeout_s", None)
     if "activity_task_pollers" in options:
         options["max_concurrent_activity_task_polls"] = options.pop("activity_task_pollers")
     return Worker(

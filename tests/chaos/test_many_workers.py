@@ -18,13 +18,18 @@ from durable_loop.chaos.run import run_on
 
 pytestmark = pytest.mark.chaos
 SESSIONS = 30
+STICKY_TIMEOUT_S = 2.0
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def load_rig(tmp_path_factory: pytest.TempPathFactory, scripted_llm):
     db_url = os.environ.get("DURABLE_LOOP_TEST_DB_URL") or None
     rig = ChaosRig(
-        tmp_path_factory.mktemp("many-workers"), scripted_llm, db_url=db_url, load_sessions=SESSIONS
+        tmp_path_factory.mktemp("many-workers"),
+        scripted_llm,
+        db_url=db_url,
+        load_sessions=SESSIONS,
+        sticky_timeout_s=STICKY_TIMEOUT_S,
     )
     await rig.start()
     try:
@@ -44,5 +49,6 @@ async def test_killing_one_of_three_workers_loses_and_repeats_nothing(load_rig):
     handover = details["handover"]
     assert handover["held_sessions"] >= 1
     assert handover["wait_max_s"] is not None
+    assert details["sticky_timeout_s"] == STICKY_TIMEOUT_S
     assert all(check.clean and check.messages >= 4 for check in result.checks)
     assert not any(peer.running() for peer in load_rig.peers)
