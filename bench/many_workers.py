@@ -47,7 +47,9 @@ class Level(BaseModel):
     cpu_s: dict[str, float]
     """CPU seconds during the level: each worker, the dev server, PostgreSQL, this driver."""
     cpu_busy: float
-    """All CPU seconds over wall time times cores: 1.0 is every core busy."""
+    """This benchmark's processes' CPU seconds over wall time times cores (1.0: all cores)."""
+    machine_busy: float
+    """Every process on the machine, from /proc/stat: other jobs' load shows here."""
     binds: str
     errors: list[str] = []
 
@@ -74,21 +76,37 @@ def postgres_pids() -> list[int]:
     return pids
 
 
-def cpu_of(pids: list[int]) -> float:
-    total = 0.0
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    out = {}
     for pid in pids:
         try:
-            total += cpu_s(pid)
-        except OSError:  # a backend that ended during the level
+            out[pid] = cpu_s(pid)
+        except OSError:  # a backend that ended meanwhile
             continue
-    return total
+    return out
 
 
-def binding(cpu: dict[str, float], busy: float) -> str:
+def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU the processes used between two samples: a process that ended counts nothing
+    more, one that started counts all it used."""
+    return sum(used - before.get(pid, 0.0) for pid, used in after.items())
+
+
+def machine_jiffies() -> tuple[int, int]:
+    """(busy, total) CPU time of the whole machine, every process, from /proc/stat."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def binding(cpu: dict[str, float], ours: float, machine_busy: float) -> str:
     heaviest = max(cpu, key=lambda name: cpu[name])
-    if busy >= BINDS_AT:
-        return f"machine CPU ({busy:.0%} of all cores busy; most used by {heaviest})"
-    return f"not CPU ({busy:.0%} busy): waits on the server's task dispatch and round trips"
+    if machine_busy >= BINDS_AT:
+        return (
+            f"machine CPU ({machine_busy:.0%} of all cores busy, {ours:.0%} by this benchmark's "
+            f"processes, the rest by other jobs; most used here by {heaviest})"
+        )
+    return f"not CPU ({machine_busy:.0%} busy): waits on the server's task dispatch and round trips"
 
 
 async def measure(
@@ -110,26 +128,28 @@ async def measure(
     ]
     await asyncio.gather(*(p.start() for p in procs))
     sessions = [SessionClient(c, task_queue=queue, search_attributes=False) for c in clients]
-    postgres = postgres_pids() if db_url else []
 
     def sample() -> dict[str, float]:
         cpu = {f"worker{i + 1}": cpu_s(p.pid) for i, p in enumerate(procs)}
         cpu["server"] = cpu_s(server) if server else 0.0
-        if postgres:
-            cpu["postgresql"] = cpu_of(postgres)
         cpu["driver"] = time.process_time()
         return cpu
 
     try:
-        before = sample()
+        before, pg_before, jiffies_before = sample(), cpu_by_pid(postgres_pids()), machine_jiffies()
         started = time.perf_counter()
         completed, errors = await drive(sessions, llm, count, messages, queue)
         wall = time.perf_counter() - started
-        after = sample()
+        after, pg_after, jiffies_after = sample(), cpu_by_pid(postgres_pids()), machine_jiffies()
     finally:
         await asyncio.gather(*(asyncio.to_thread(p.stop) for p in procs))
     cpu = {name: round(after[name] - before[name], 2) for name in before}
+    if db_url:
+        cpu["postgresql"] = round(cpu_between(pg_before, pg_after), 2)
     busy = sum(cpu.values()) / (wall * (os.cpu_count() or 1))
+    machine_busy = (jiffies_after[0] - jiffies_before[0]) / max(
+        1, jiffies_after[1] - jiffies_before[1]
+    )
     turns = completed * 2
     return Level(
         workers=workers,
@@ -141,7 +161,8 @@ async def measure(
         turns_per_s=round(turns / wall, 1),
         cpu_s=cpu,
         cpu_busy=round(busy, 2),
-        binds=binding(cpu, busy),
+        machine_busy=round(machine_busy, 2),
+        binds=binding(cpu, busy, machine_busy),
         errors=errors,
     )
 

@@ -19,6 +19,7 @@ def test_many_workers_quick(tmp_path, capfd):
         workers = [name for name in level.cpu_s if name.startswith("worker")]
         assert len(workers) == level.workers
         assert level.cpu_s["server"] > 0 and level.cpu_busy > 0
+        assert 0 < level.machine_busy <= 1
         assert level.binds
     assert report.ratio_vs_one_worker[1] == 1.0
     assert report.store == "sqlite"
@@ -26,6 +27,12 @@ def test_many_workers_quick(tmp_path, capfd):
 
 def test_binding_names_the_machine_cpu_only_when_the_cores_are_busy():
     cpu = {"worker1": 3.0, "server": 5.0, "driver": 1.0}
-    assert many_workers.binding(cpu, 0.95).startswith("machine CPU")
-    assert "server" in many_workers.binding(cpu, 0.95)
-    assert many_workers.binding(cpu, 0.4).startswith("not CPU")
+    busy = many_workers.binding(cpu, 0.5, 0.95)
+    assert busy.startswith("machine CPU") and "50% by this" in busy and "server" in busy
+    assert many_workers.binding(cpu, 0.4, 0.5).startswith("not CPU")
+
+
+def test_cpu_of_processes_that_come_and_go():
+    before = {1: 10.0, 2: 5.0}
+    after = {1: 12.0, 3: 0.5}  # 2 ended, 3 started during the level
+    assert many_workers.cpu_between(before, after) == 2.5
