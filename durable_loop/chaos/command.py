@@ -36,11 +36,30 @@ def chaos(
             show_default=False,
         ),
     ] = None,
+    load_sessions: Annotated[
+        int,
+        typer.Option(
+            "--load-sessions",
+            min=1,
+            help="Sessions in flight in the load scenarios (many_workers_kill).",
+        ),
+    ] = 300,
+    sticky_timeout_s: Annotated[
+        float | None,
+        typer.Option(
+            "--sticky-timeout-s",
+            min=0.1,
+            help="The extra workers' sticky timeout in many_workers_kill (default: the "
+            "SDK's 10 s): how long the killed worker's sessions wait on its queue.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Kill the worker mid-LLM-call and mid-tool, restart the server, send messages while no
-    worker runs, script 429/500/529/resets/timeouts/truncated JSON and hostile tools; then
-    check every session: it ended correctly, no side effect ran twice, no fact changed
-    without confirmation, nothing half-written, histories replay. Exit code 1 on any failure."""
+    worker runs, kill one of three workers under load, script 429/500/529/resets/timeouts/
+    truncated JSON and hostile tools; then check every session: it ended correctly, no side
+    effect ran twice, no fact changed without confirmation, nothing half-written, histories
+    replay. Exit code 1 on any failure."""
     import asyncio
 
     from durable_loop.chaos.run import UnknownScenario, run_chaos, select
@@ -54,7 +73,14 @@ def chaos(
         select(scenario)
     except UnknownScenario as err:
         raise typer.BadParameter(str(err), param_hint="--scenario") from None
-    report = asyncio.run(run_chaos(scenario, db_url=db_url))
+    report = asyncio.run(
+        run_chaos(
+            scenario,
+            db_url=db_url,
+            load_sessions=load_sessions,
+            sticky_timeout_s=sticky_timeout_s,
+        )
+    )
     for line in report.lines():
         typer.echo(line)
     if json_path is not None:

@@ -37,6 +37,7 @@ class WorkerProcess:
     log_dir: Path
     extra_args: list[str] = field(default_factory=list)
     tools: str = TOOLS
+    name: str = "worker"
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     kills: int = 0
@@ -60,7 +61,7 @@ class WorkerProcess:
 
     @property
     def log_path(self) -> Path:
-        return self.log_dir / f"worker-{self.task_queue}-{self.starts}.log"
+        return self.log_dir / f"{self.name}-{self.task_queue}-{self.starts}.log"
 
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None

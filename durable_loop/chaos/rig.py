@@ -31,6 +31,8 @@ T = TypeVar("T")
 HEARTBEAT_TIMEOUT_S = 2.0
 LLM_RETRY = RetrySettings(initial_interval_s=0.2, maximum_interval_s=2.0, maximum_attempts=8)
 TOOL_RETRY = RetrySettings(initial_interval_s=0.2, maximum_interval_s=1.0, maximum_attempts=3)
+LOAD_SESSIONS = 300
+"""Sessions in flight in the load scenarios (``many_workers_kill``); tests use fewer."""
 
 
 class Gate:
@@ -51,13 +53,25 @@ class Gate:
 
 
 class ChaosRig:
-    def __init__(self, workdir: Path, llm: ScriptedLLM, *, db_url: str | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        llm: ScriptedLLM,
+        *,
+        db_url: str | None = None,
+        load_sessions: int = LOAD_SESSIONS,
+        sticky_timeout_s: float | None = None,
+    ) -> None:
         self.workdir = workdir
+        self.load_sessions = load_sessions
+        self.sticky_timeout_s = sticky_timeout_s
+        """The peers' ``--sticky-timeout-s`` (None: the SDK's 10 s)."""
         self.llm = llm
         self.db_url = db_url or StoreConfig.sqlite_file(workdir / "store.db").url
         self.server = ServerProcess(workdir / "temporal")
         self.task_queue = f"chaos-{uuid.uuid4().hex[:8]}"
         self.worker = WorkerProcess(self.server.address, self.task_queue, self.db_url, workdir)
+        self.peers: list[WorkerProcess] = []
         self.sessions_started: list[str] = []
         self._client: Client | None = None
         self._store: TranscriptStore | None = None
@@ -77,6 +91,8 @@ class ChaosRig:
 
     async def close(self) -> None:
         self.worker.stop()
+        for peer in self.peers:
+            peer.stop()
         if self._store is not None:
             await self._store.close()
         if self._workspace is not None:
@@ -111,6 +127,29 @@ class ChaosRig:
 
     async def start_worker(self) -> None:
         await self.worker.start()
+
+    async def start_peers(self, count: int) -> list[WorkerProcess]:
+        """``count`` more worker processes on the same task queue and store (kept running
+        until :meth:`stop_peers` or :meth:`close`)."""
+        sticky = [] if self.sticky_timeout_s is None else ["--sticky-timeout-s"]
+        sticky += [] if self.sticky_timeout_s is None else [str(self.sticky_timeout_s)]
+        while len(self.peers) < count:
+            name = f"peer{len(self.peers) + 1}"
+            self.peers.append(
+                WorkerProcess(
+                    self.server.address,
+                    self.task_queue,
+                    self.db_url,
+                    self.workdir,
+                    extra_args=sticky,
+                    name=name,
+                )
+            )
+        await asyncio.gather(*(peer.start() for peer in self.peers[:count]))
+        return self.peers[:count]
+
+    async def stop_peers(self) -> None:
+        await asyncio.gather(*(asyncio.to_thread(peer.stop) for peer in self.peers))
 
     async def restart_server(self, *, hard: bool = True) -> None:
         await asyncio.to_thread(self.server.restart, hard=hard)

@@ -11,9 +11,10 @@ from durable_loop.chaos import (
     scenarios_cancel,
     scenarios_faults,
     scenarios_processes,
+    scenarios_workers,
 )
 from durable_loop.chaos.report import ChaosReport, ScenarioResult
-from durable_loop.chaos.rig import ChaosRig
+from durable_loop.chaos.rig import LOAD_SESSIONS, ChaosRig
 from durable_loop.chaos.scenario import SCENARIOS, run_scenario
 from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.testing import ScriptedLLM
@@ -23,6 +24,7 @@ MODULES = (
     scenarios_faults,
     scenarios_approvals,
     scenarios_cancel,
+    scenarios_workers,
 )  # importing them registers the scenarios
 
 
@@ -48,7 +50,11 @@ async def run_on(rig: ChaosRig, names: list[str] | None = None) -> list[Scenario
 
 
 async def run_chaos(
-    names: list[str] | None = None, workdir: Path | None = None, db_url: str | None = None
+    names: list[str] | None = None,
+    workdir: Path | None = None,
+    db_url: str | None = None,
+    load_sessions: int = LOAD_SESSIONS,
+    sticky_timeout_s: float | None = None,
 ) -> ChaosReport:
     """A dev server, a worker subprocess and a scripted endpoint of its own; every scenario
     in ``names`` (default: all), in order. The store is SQLite in the work dir unless
@@ -56,7 +62,13 @@ async def run_chaos(
     selected = select(names)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="durable-loop-chaos-") as tmp, ScriptedLLM() as llm:
-        rig = ChaosRig(workdir or Path(tmp), llm, db_url=db_url)
+        rig = ChaosRig(
+            workdir or Path(tmp),
+            llm,
+            db_url=db_url,
+            load_sessions=load_sessions,
+            sticky_timeout_s=sticky_timeout_s,
+        )
         await rig.start()
         try:
             results = await run_on(rig, selected)

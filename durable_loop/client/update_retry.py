@@ -5,7 +5,10 @@ accepted in time (overloaded: bench/throughput.py saw ~3% of 1,000 concurrent
 update-with-start calls fail this way on 2 cores) the SDK raises
 ``WorkflowUpdateRPCTimeoutOrCancelledError`` and the message may never have been admitted;
 while the workflow's task is being retried the server refuses Updates outright
-(``FAILED_PRECONDITION``; 3 of 10,000 in bench/parked_sessions.py).
+(``FAILED_PRECONDITION``; 3 of 10,000 in bench/parked_sessions.py); and when the worker
+holding the session dies, the server aborts the Updates it had admitted but not yet got
+accepted (``UNAVAILABLE``, "workflow update was aborted"; the chaos scenario
+``many_workers_kill`` saw it for 1 of 300 update-with-start calls).
 Repeating the call with the same update id is safe: an admitted Update is joined, not
 repeated, and the session workflow also deduplicates by message id.
 """
@@ -47,6 +50,12 @@ def message_update_id(message_id: str, text: str) -> str:
     return f"{message_id}#{sha256_hex(text)[:16]}"
 
 
+def update_aborted(err: RPCError) -> bool:
+    """The server dropped an admitted, not yet accepted Update (its workflow task timed
+    out or failed, e.g. the worker holding it was killed) and asks for it again."""
+    return err.status == RPCStatusCode.UNAVAILABLE and "update was aborted" in err.message
+
+
 async def until_admitted(
     call: Callable[[], Awaitable[T]], give_up_after_s: float = GIVE_UP_AFTER_S
 ) -> T:
@@ -62,7 +71,7 @@ async def until_admitted(
             if isinstance(err.__cause__, asyncio.CancelledError) or loop.time() >= deadline:
                 raise
         except RPCError as err:
-            if not workflow_task_failing(err) or loop.time() >= deadline:
+            if not (workflow_task_failing(err) or update_aborted(err)) or loop.time() >= deadline:
                 raise
         await asyncio.sleep(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)])
         attempt += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import TypedDict, cast
 
 from pydantic import BaseModel, Field
@@ -38,6 +39,14 @@ class WorkerTuning(BaseModel):
     max_cached_workflows: int | None = Field(default=None, ge=0)
     workflow_task_pollers: int | None = Field(default=None, ge=1)
     activity_task_pollers: int | None = Field(default=None, ge=1)
+    sticky_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="How long a session's workflow task waits on this worker's sticky queue "
+        "before any worker may take it (SDK default 10 s): what a session held by a worker "
+        "that died waits before another worker continues it (durable-loop chaos -s "
+        "many_workers_kill).",
+    )
     sandbox_passthrough: bool | None = Field(
         default=None,
         description="Pass all of durable_loop through the workflow sandbox, the modules "
@@ -81,6 +90,7 @@ class WorkerOptions(TypedDict, total=False):
     max_cached_workflows: int
     max_concurrent_workflow_task_polls: int
     max_concurrent_activity_task_polls: int
+    sticky_queue_schedule_to_start_timeout: timedelta
 
 
 def worker_options(tuning: WorkerTuning) -> WorkerOptions:
@@ -91,6 +101,10 @@ def worker_options(tuning: WorkerTuning) -> WorkerOptions:
         "workflow_task_pollers": "max_concurrent_workflow_task_polls",
         "activity_task_pollers": "max_concurrent_activity_task_polls",
     }
+    if "sticky_timeout_s" in options:
+        options["sticky_queue_schedule_to_start_timeout"] = timedelta(
+            seconds=options.pop("sticky_timeout_s")
+        )
     return cast(WorkerOptions, {renamed.get(name, name): v for name, v in options.items()})
 
 
@@ -110,6 +124,7 @@ def build_tool_worker(
     options.pop("workflow_task_pollers", None)
     options.pop("max_concurrent_workflow_tasks", None)
     options.pop("max_cached_workflows", None)
+    options.pop("sticky_timeout_s", None)
     if "activity_task_pollers" in options:
         options["max_concurrent_activity_task_polls"] = options.pop("activity_task_pollers")
     return Worker(

@@ -76,6 +76,20 @@ async def test_an_update_refused_while_the_workflow_task_is_retried_is_sent_agai
     assert len(calls) == 2
 
 
+async def test_an_update_the_server_aborted_is_sent_again():
+    """A worker killed while holding the session: the server aborts the admitted Update."""
+    calls = []
+
+    async def call() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RPCError("workflow update was aborted", RPCStatusCode.UNAVAILABLE, b"")
+        return "reply"
+
+    assert await until_admitted(call) == "reply"
+    assert len(calls) == 2
+
+
 async def test_other_rpc_errors_are_not_retried():
     async def call() -> str:
         raise RPCError("workflow not found", RPCStatusCode.NOT_FOUND, b"")

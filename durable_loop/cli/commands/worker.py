@@ -82,6 +82,14 @@ def worker(
     activity_task_pollers: Annotated[
         int | None, _tuning("--activity-task-pollers", "Concurrent activity task polls.")
     ] = None,
+    sticky_timeout_s: Annotated[
+        float | None,
+        _tuning(
+            "--sticky-timeout-s",
+            "Seconds a session's task waits for this worker before any worker takes it "
+            "(SDK default 10): how long the sessions of a dead worker wait.",
+        ),
+    ] = None,
     sandbox_passthrough: Annotated[
         bool | None,
         _tuning(
@@ -118,6 +126,7 @@ def worker(
             "max_cached_workflows": max_cached_workflows,
             "workflow_task_pollers": workflow_task_pollers,
             "activity_task_pollers": activity_task_pollers,
+            "sticky_timeout_s": sticky_timeout_s,
             "sandbox_passthrough": sandbox_passthrough,
         },
         task_queue=task_queue,
