@@ -40,6 +40,8 @@ class Ticket:
         self._loop = asyncio.get_running_loop()
         self._event = asyncio.Event()
         self._release = release
+        self.blocked = False
+        """In ``wait`` right now: it has looked at the store and found nothing yet."""
 
     def wake(self) -> None:
         """Safe from any thread."""
@@ -47,10 +49,13 @@ class Ticket:
             self._loop.call_soon_threadsafe(self._event.set)
 
     async def wait(self, timeout: float) -> bool:
+        self.blocked = True
         try:
             await asyncio.wait_for(self._event.wait(), timeout)
         except TimeoutError:
             return False
+        finally:
+            self.blocked = False
         self._event.clear()
         return True
 
@@ -80,8 +85,10 @@ class Waiters:
         return ticket
 
     def count(self, session_id: str) -> int:
+        """Readers of the session blocked in ``wait`` (registered readers still looking at
+        the store are not counted: a chunk written now may be found by that look)."""
         with self._lock:
-            return len(self._by_session.get(session_id, ()))
+            return sum(t.blocked for t in self._by_session.get(session_id, ()))
 
     def wake(self, session_id: str) -> None:
         with self._lock:

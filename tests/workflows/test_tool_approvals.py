@@ -245,19 +245,20 @@ async def test_refused_signal_is_visible_in_query_and_audit(
         async def refused():
             return (await w.sessions.tool_approvals(sid)).refused
 
+        async def audited():
+            return tool_audit(await ws.audit(sid))
+
         [refusal] = await eventually(refused)
         listing = await w.sessions.tool_approvals(sid)
+        # the audit is an activity: read it while the worker that runs it is still up
+        audit = await eventually(audited)
     assert (refusal.id, refusal.approver, refusal.error.code) == (
         "c1",
         "mallory",
         "FINGERPRINT_MISMATCH",
     )
     assert [p.call_id for p in listing.pending] == ["c1"] and payments.made == []
-
-    async def audited():
-        return tool_audit(await ws.audit(sid))
-
-    assert await eventually(audited) == [("refused", "pay", "mallory", "c1", None)]
+    assert audit == [("refused", "pay", "mallory", "c1", None)]
 
 
 async def test_gated_and_ungated_calls_of_one_parallel_turn(
