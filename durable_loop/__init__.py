@@ -188,10 +188,17 @@ _MODULES: dict[str, str] = {
     "reply_stream": "durable_loop.testing.reply_stream",
 }
 
-_WHERE: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
-_WHERE.update(_MODULES)
 
-__all__ = [
+def _where(name: str) -> str | None:
+    """The module ``name`` is exported from. Looked up rather than tabled at import: the
+    workflow sandbox executes this package again for every workflow run, and a table
+    would be built (and held by the run) each time for nothing."""
+    if name in _MODULES:
+        return _MODULES[name]
+    return next((module for module, names in _EXPORTS.items() if name in names), None)
+
+
+__all__ = (
     "ApprovalSettings",
     "BudgetChange",
     "BudgetChangeResult",
@@ -283,11 +290,11 @@ __all__ = [
     "send_streaming",
     "start_child_session",
     "workspace_tools",
-]
+)
 
 
 def __getattr__(name: str) -> Any:
-    path = _WHERE.get(name)
+    path = _where(name)
     if path is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # ``__import__``, not importlib: inside the workflow sandbox it is the sandbox's import,

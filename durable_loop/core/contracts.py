@@ -13,12 +13,12 @@ from pydantic import BaseModel, Field, JsonValue
 from durable_loop.core.approvals import ApprovalBookState, PendingToolCall
 from durable_loop.core.budget import SessionBudget
 from durable_loop.core.circuit import BreakerState
-from durable_loop.core.config import SessionSettings
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import CodedError
 from durable_loop.core.messages import Message, Usage
 from durable_loop.core.pipeline_trace import PipelineTrace
 from durable_loop.core.proposals import ProposalBookState, ProposalNotice
+from durable_loop.core.shared_settings import SharedSettings
 from durable_loop.core.sub_agent_config import SubAgentConfig
 from durable_loop.core.tools import ToolCatalog
 from durable_loop.core.transforms.defaults import with_provider_normalization
@@ -265,7 +265,7 @@ class CarriedState(BaseModel):
 
 class SessionInput(BaseModel):
     session_id: str
-    settings: SessionSettings
+    settings: SharedSettings
     carried: CarriedState | None = None
 
 
@@ -274,7 +274,7 @@ class ChildSessionInput(BaseModel):
     then ends. ``carried`` (from an earlier child's result) continues that conversation."""
 
     session_id: str
-    settings: SessionSettings
+    settings: SharedSettings
     messages: list[UserMessage] = Field(min_length=1)
     carried: CarriedState | None = None
 

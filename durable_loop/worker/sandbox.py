@@ -25,6 +25,16 @@ that is not *passed through* from the host. For a session that was 17 durable_lo
   not read and unmarshalled again. Code objects are immutable, and a worker never runs
   workflow code that changed on disk after it started.
 
+Each workflow task also crosses into the sandbox for the SDK's own bookkeeping: once per
+activation and once more for every payload the activation carries or its completion sends
+(the serialization context and the external store context), each time compiling the same
+snippet of code anew and swapping the sandbox's modules and builtins in and out. For a
+session turn that was ~25 crossings (:class:`ContextsOutsideRunner`): the snippets are
+compiled once per process, and the two contexts are read from the in-sandbox instance
+directly. They are SDK code that reads the run's info and pending commands and builds the
+SDK's context records; no workflow code runs in them, so the sandbox has nothing to
+restrict there.
+
 The SDK default (``SandboxRestrictions.default``) already passes through the standard
 library, ``temporalio``, ``pydantic`` and ``pydantic_core``. ``sandbox_passthrough=True``
 (:class:`~durable_loop.worker.builder.WorkerTuning`) still passes all of durable_loop
@@ -34,22 +44,26 @@ through, workflow modules included.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.abc
 import importlib.machinery
 import pkgutil
 import sys
 from collections.abc import Sequence
 from types import CodeType, ModuleType
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from temporalio.worker import WorkflowRunner
+from temporalio.converter import SerializationContext, StorageDriverStoreContext
+from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox._runner import _Instance
 
 import durable_loop.workflows
 from durable_loop.workflows.registered import WORKFLOWS
 
 __all__ = [
     "CORE_MODULES",
+    "ContextsOutsideRunner",
     "SharedWorkflowCode",
     "passthrough_modules",
     "sandboxed_runner",
@@ -83,8 +97,9 @@ def sandboxed_runner(
     existing: WorkflowRunner | None, *, everything: bool = False
 ) -> WorkflowRunner:
     """``existing`` (the SDK default sandbox when ``None``) with durable-loop's modules
-    passed through and the workflow modules' code shared; a user's own restrictions stay,
-    and an unsandboxed runner is returned as it is."""
+    passed through, the workflow modules' code shared and the SDK's contexts read outside
+    the sandbox (:class:`ContextsOutsideRunner`); a user's own restrictions stay, and an
+    unsandboxed runner, or a sandboxed runner of the user's own class, keeps its class."""
     if existing is None:
         existing = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default)
     if not isinstance(existing, SandboxedWorkflowRunner):
@@ -92,11 +107,57 @@ def sandboxed_runner(
     SharedWorkflowCode.install()
     modules = passthrough_modules(everything)
     restrictions = existing.restrictions
-    if set(modules) <= restrictions.passthrough_modules:
+    if not set(modules) <= restrictions.passthrough_modules:
+        restrictions = restrictions.with_passthrough_modules(*modules)
+    if type(existing) is SandboxedWorkflowRunner:
+        return ContextsOutsideRunner.like(existing, restrictions)
+    if restrictions is existing.restrictions:
         return existing
-    return dataclasses.replace(
-        existing, restrictions=restrictions.with_passthrough_modules(*modules)
-    )
+    return dataclasses.replace(existing, restrictions=restrictions)
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(snippet: str) -> CodeType:
+    """The sandbox runner's snippets (a handful of constant strings), compiled once."""
+    return compile(snippet, "<string>", "exec")
+
+
+class _ContextsOutsideInstance(_Instance):
+    def _run_code(self, code: str, **extra_globals: Any) -> None:
+        super()._run_code(_compiled(code), **extra_globals)  # type: ignore[arg-type]
+
+    def get_serialization_context(self, command_info: Any) -> SerializationContext | None:
+        inside: Any = self.globals_and_locals.get("__temporal_in_sandbox")
+        if inside is None:
+            return super().get_serialization_context(command_info)
+        return inside.get_serialization_context(command_info)
+
+    def get_external_store_context(self, command_info: Any) -> StorageDriverStoreContext:
+        inside: Any = self.globals_and_locals.get("__temporal_in_sandbox")
+        if inside is None:
+            return super().get_external_store_context(command_info)
+        return inside.get_external_store_context(command_info)
+
+
+@dataclasses.dataclass(frozen=True)
+class ContextsOutsideRunner(SandboxedWorkflowRunner):
+    """The SDK's sandboxed runner, whose instances compile its code snippets once and read
+    the serialization and external store contexts without entering the sandbox (see the
+    module docstring). Activation, and so every line of workflow code, runs in the sandbox
+    as before."""
+
+    @classmethod
+    def like(
+        cls, existing: SandboxedWorkflowRunner, restrictions: SandboxRestrictions
+    ) -> ContextsOutsideRunner:
+        runner = cls(restrictions=restrictions, runner_class=existing.runner_class)
+        runner.set_worker_level_failure_exception_types(
+            existing._worker_level_failure_exception_types
+        )
+        return runner
+
+    def create_instance(self, det: WorkflowInstanceDetails) -> WorkflowInstance:
+        return _ContextsOutsideInstance(det, self.runner_class, self.restrictions)
 
 
 class _SharedCodeLoader(importlib.machinery.SourceFileLoader):
