@@ -54,6 +54,7 @@ LOCAL_WORKAROUNDS = (
     "ignore_implicit_arguments",
     "retry_after_tool_error",
     "finalize_text_call_reply",
+    "finalize_after_repeat",
     "call_referred_tool",
     "shorten_oversized_arguments",
     "repair_invalid_arguments",

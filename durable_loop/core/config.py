@@ -40,6 +40,13 @@ DEFAULT_FINALIZE_TEXT_CALL_TEXT = (
     "Do not write JSON, code or a function call."
 )
 
+DEFAULT_FINALIZE_AFTER_REPEAT_TEXT = (
+    "You already made that call; its recorded result is above. No more tools will run. "
+    "The tool results so far:\n{results}\n"
+    "Answer the user's request now in one or two plain sentences, using these results. "
+    "Do not write JSON, code or a function call."
+)
+
 DEFAULT_CALL_REFERRED_TOOL_TEXT = (
     "Do not tell the user to use {name}: you can call it yourself. Call {name} now, then "
     "answer the request with its result."
@@ -169,6 +176,17 @@ class RuntimeConfig(BaseModel):
     )
     finalize_text_call_reply_text: str = Field(
         default=DEFAULT_FINALIZE_TEXT_CALL_TEXT,
+        description="Template with {results} (one line per recorded tool result)",
+    )
+    finalize_after_repeat: bool = Field(
+        default=False,
+        description="Recovery: when the repeated-call guard answers a repeat (and withdraws "
+        "the tools), the recorded result is followed at once by a request quoting the "
+        "recorded results and asking for an answer in plain sentences, instead of leaving "
+        "the model to write the repeated call as text first",
+    )
+    finalize_after_repeat_text: str = Field(
+        default=DEFAULT_FINALIZE_AFTER_REPEAT_TEXT,
         description="Template with {results} (one line per recorded tool result)",
     )
     call_referred_tool: bool = Field(

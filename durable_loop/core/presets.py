@@ -138,6 +138,13 @@ def finalize_text_call_reply() -> Update:
     return {"finalize_text_call_reply": True}
 
 
+def finalize_after_repeat() -> Update:
+    """A repeat answered by the repeated-call guard is followed at once by the finalization
+    request (recorded results quoted, no tools), saving the turn in which a small model
+    writes the repeated call as text."""
+    return {"finalize_after_repeat": True}
+
+
 def call_referred_tool() -> Update:
     """A final reply telling the user to use a tool the model did not call is sent back
     once, asking for that call."""
@@ -186,6 +193,7 @@ WORKAROUNDS: dict[str, Callable[[], Update]] = {
     "ignore_implicit_arguments": ignore_implicit_arguments,
     "retry_after_tool_error": retry_after_tool_error,
     "finalize_text_call_reply": finalize_text_call_reply,
+    "finalize_after_repeat": finalize_after_repeat,
     "call_referred_tool": call_referred_tool,
     "shorten_oversized_arguments": shorten_oversized_arguments,
     "repair_invalid_arguments": repair_invalid_arguments,

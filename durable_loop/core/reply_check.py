@@ -46,6 +46,25 @@ def text_call_of(text: str | None, known_tools: set[str]) -> TextCall | None:
     return None
 
 
+OPENERS = "{[<`"
+
+
+def has_no_words(text: str | None) -> bool:
+    """A reply that opens a structure (``{``, ``[``, ``<``, a fence) and holds not a single
+    letter or digit: a call cut off as it started, not an answer. A blank reply is
+    EMPTY_FINAL's business; an emoji is a reply."""
+    stripped = (text or "").strip()
+    return stripped[:1] in tuple(OPENERS) and not any(ch.isalnum() for ch in stripped)
+
+
+def no_words_message(text: str, recovered: bool) -> str:
+    after = " after a finalization request" if recovered else ""
+    return (
+        f"the final reply{after} held no words ({text.strip()[:20]!r}), not an answer, so it "
+        "was not returned; the recovery finalize_text_call_reply asks once more for an answer"
+    )
+
+
 def referred_tool(text: str | None, tools: list[str], called: set[str]) -> str | None:
     """A tool the reply tells the user to use instead of calling it: named in code form
     (`` `note_list` ``, ``note_list()``, ``note_list function``/``tool``) and not called in

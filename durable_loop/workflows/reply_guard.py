@@ -8,6 +8,14 @@ request without tools, quoting the recorded tool results and asking for a senten
 that reply is a text call again (or the recovery is off) the message fails with
 ``REPLY_NOT_AN_ANSWER``.
 
+A non-blank reply without a single letter or digit (``{``: a call cut off as it started)
+is no answer either (patch ``reply-without-words``) and is handled the same way.
+
+The named recovery ``finalize_after_repeat`` (behind the ``finalize-after-repeat`` patch)
+sends that finalization request as soon as the repeated-call guard answers a repeat: a
+model that repeats a call after its result (the local Qwen) would otherwise spend one
+more turn writing the repeated call as text before being asked for the answer.
+
 The named recovery ``call_referred_tool`` handles the other non-answer: a reply telling
 the user to use a tool (`` `note_list` function``) the model did not call. It sends the
 model back once with a request for that call (tool_choice "required"). Deterministic
@@ -25,6 +33,8 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.config import RuntimeConfig
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.reply_check import (
+        has_no_words,
+        no_words_message,
         not_an_answer_message,
         referred_tool,
         results_digest,
@@ -32,7 +42,10 @@ with workflow.unsafe.imports_passed_through():
     )
 
 PATCH_ID = "reply-not-a-text-call"
+REPEAT_PATCH_ID = "finalize-after-repeat"
+NO_WORDS_PATCH_ID = "reply-without-words"
 FINALIZE_RECOVERY = "finalize_text_call_reply"
+FINALIZE_REPEAT_RECOVERY = "finalize_after_repeat"
 REFERRAL_RECOVERY = "call_referred_tool"
 
 
@@ -52,6 +65,7 @@ class ReplyGuard:
         self.results: list[tuple[str, str]] = []
         self.finalized = False
         self.referral_used = False
+        self.repeat_finalized = False
         self.called: set[str] = set()
 
     def note(self, tool: str, text: str) -> None:
@@ -62,21 +76,34 @@ class ReplyGuard:
         """None: ``text`` may end the message. A text call: finalize once, then fail. A
         reply naming one of the ``offered`` tools it did not call: ask for the call once."""
         call = text_call_of(text, self.registered)
+        if call is None and has_no_words(text) and workflow.patched(NO_WORDS_PATCH_ID):
+            return self._not_an_answer(no_words_message(text or "", recovered=self.finalized))
         if call is None:
             return self._referral(text, offered)
         if not workflow.patched(PATCH_ID):
             return None
+        return self._not_an_answer(not_an_answer_message(call, recovered=self.finalized))
+
+    def _not_an_answer(self, message: str) -> Verdict:
+        """Finalize once (with the recovery on), then fail with REPLY_NOT_AN_ANSWER."""
         if self.config.finalize_text_call_reply and not self.finalized:
             self.finalized = True
             prompt = self.config.finalize_text_call_reply_text.format(
                 results=results_digest(self.results)
             )
             return Verdict(action="finalize", prompt=prompt)
-        error = CodedError(
-            code=ErrorCode.REPLY_NOT_AN_ANSWER,
-            message=not_an_answer_message(call, recovered=self.finalized),
-        )
+        error = CodedError(code=ErrorCode.REPLY_NOT_AN_ANSWER, message=message)
         return Verdict(action="fail", error=error)
+
+    def after_repeat(self) -> str | None:
+        """The finalization request to send right after the repeat guard answered a
+        repeat (once per message), or None."""
+        if not self.config.finalize_after_repeat or self.repeat_finalized:
+            return None
+        if not workflow.patched(REPEAT_PATCH_ID):
+            return None
+        self.repeat_finalized = True
+        return self.config.finalize_after_repeat_text.format(results=results_digest(self.results))
 
     def _referral(self, text: str | None, offered: list[str]) -> Verdict | None:
         if not self.config.call_referred_tool or self.referral_used:

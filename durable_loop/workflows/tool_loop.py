@@ -48,7 +48,12 @@ from durable_loop.workflows.argument_repair import ArgumentRepairs
 from durable_loop.workflows.context_summary import ContextSummaries
 from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
-from durable_loop.workflows.reply_guard import FINALIZE_RECOVERY, REFERRAL_RECOVERY, ReplyGuard
+from durable_loop.workflows.reply_guard import (
+    FINALIZE_RECOVERY,
+    FINALIZE_REPEAT_RECOVERY,
+    REFERRAL_RECOVERY,
+    ReplyGuard,
+)
 from durable_loop.workflows.run_control import (
     CANCELLED_NOTE,
     MessageCancelled,
@@ -405,6 +410,9 @@ class MessageLoop:
         if plan.repeated:
             self.tools_off = True
         await self._repair_arguments(out.assistant_seq, plan.decisions)
+        if plan.repeated and (prompt := self.reply_guard.after_repeat()) is not None:
+            self.result.recoveries.append(FINALIZE_REPEAT_RECOVERY)
+            self._append(Message.user(prompt, synthetic=True))
 
     async def _repair_arguments(self, assistant_seq: int, decisions: list[CallDecision]) -> None:
         """A named recovery re-issues a refused call with repaired arguments (see

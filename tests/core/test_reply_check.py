@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from durable_loop.core.reply_check import referred_tool, results_digest, text_call_of
+from durable_loop.core.reply_check import (
+    has_no_words,
+    referred_tool,
+    results_digest,
+    text_call_of,
+)
 
 KNOWN = {"calculate", "note_list"}
 
@@ -71,3 +76,9 @@ def test_prose_words_and_tools_already_called_are_no_referral() -> None:
     assert referred_tool("I can calculate that: 4.", tools, set()) is None
     assert referred_tool("I used the `note_list` function: 2 notes.", tools, {"note_list"}) is None
     assert referred_tool(None, tools, set()) is None
+
+
+def test_a_reply_that_opens_a_structure_without_words_has_no_words():
+    assert has_no_words("{\n") and has_no_words("```") and has_no_words(" [ ")
+    assert not has_no_words("") and not has_no_words("   ") and not has_no_words("👍")
+    assert not has_no_words('{"answer": 1}') and not has_no_words("It is 80.")

@@ -101,3 +101,65 @@ async def test_a_referral_is_sent_back_once_and_is_off_by_default(loop_worker, s
     )
     assert twice.reply == REFERRAL and len(requests) == 2
     assert twice.recoveries == ["call_referred_tool"]
+
+
+REPEAT = REPEAT_THEN_TEXT_CALL[:2]
+
+
+async def test_finalize_after_repeat_asks_for_the_answer_in_the_repeat_turn(
+    loop_worker, scripted_llm
+):
+    result, requests, log, stored = await run_session(
+        loop_worker,
+        scripted_llm,
+        [*REPEAT, reply.text("37 + 43 is 80.")],
+        runtime=RuntimeConfig(finalize_after_repeat=True, finalize_text_call_reply=True),
+    )
+    assert result.status == "completed", result.error
+    assert result.reply == "37 + 43 is 80." and result.recoveries == ["finalize_after_repeat"]
+    assert len(requests) == 3 and log.count("add") == 1
+    final_request = requests[2]
+    assert "tools" not in final_request.body
+    reused, prompt = final_request.messages[-2:]
+    assert reused["role"] == "tool"
+    assert prompt["role"] == "user" and "already made that call" in prompt["content"]
+    assert "- add: " in prompt["content"] and "80" in prompt["content"]
+    assert [m.message.synthetic for m in stored if m.message.role == "user"] == [False, True]
+
+
+async def test_a_text_call_after_finalize_after_repeat_still_gets_the_text_call_request(
+    loop_worker, scripted_llm
+):
+    result, requests, _, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [*REPEAT_THEN_TEXT_CALL, reply.text("It is 80.")],
+        runtime=RuntimeConfig(finalize_after_repeat=True, finalize_text_call_reply=True),
+    )
+    assert result.status == "completed" and result.reply == "It is 80."
+    assert result.recoveries == ["finalize_after_repeat", "finalize_text_call_reply"]
+    assert len(requests) == 4
+    assert "tool call written as text" in requests[3].messages[-1]["content"]
+
+
+async def test_finalize_after_repeat_is_off_by_default(loop_worker, scripted_llm):
+    result, requests, _, _ = await run_session(
+        loop_worker, scripted_llm, [*REPEAT, reply.text("80")]
+    )
+    assert result.status == "completed" and result.recoveries == []
+    assert requests[2].messages[-1]["role"] == "tool"
+
+
+async def test_a_reply_without_words_is_finalized_then_fails(loop_worker, scripted_llm):
+    result, requests, _, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [*REPEAT, reply.text("{\n"), reply.text("37 + 43 is 80.")],
+        runtime=RuntimeConfig(finalize_text_call_reply=True),
+    )
+    assert result.status == "completed" and result.reply == "37 + 43 is 80."
+    assert result.recoveries == ["finalize_text_call_reply"] and len(requests) == 4
+
+    failed, _, _, _ = await run_session(loop_worker, scripted_llm, [*REPEAT, reply.text("{")])
+    assert failed.status == "failed" and failed.error is not None
+    assert failed.error.code == "REPLY_NOT_AN_ANSWER" and "no words" in failed.error.message
