@@ -45,6 +45,7 @@ from durable_loop.core.router.protocol import (
     extract_json,
     parse_executor,
     parse_router,
+    ungrounded_arguments,
 )
 from durable_loop.core.tools import ToolSpec
 from durable_loop.tools.ensembles.descriptors import DescriptorProblem, EnsembleLoadError
@@ -88,6 +89,11 @@ class QueryOutcome(BaseModel):
     router_ms: int = 0
     executor_ms: int = 0
     repaired: bool = False
+    ungrounded: list[str] = Field(
+        default_factory=list,
+        description="Required arguments filled with digits the query never gave: the "
+        "pipeline asks (clarify) instead of calling the tool",
+    )
     error: str | None = None
     steps: list[StepRecord] = Field(default_factory=list)
 
@@ -254,9 +260,10 @@ class RoutingBench:
         outcome = QueryOutcome(
             id=query.id, tags=query.tags, expect=query.expect, expected_tool=query.tool
         )
-        names = [s.name for s in self.specs]
         try:
-            decision = await self._step("route", outcome, router_messages(query.text, names, []))
+            decision = await self._step(
+                "route", outcome, router_messages(query.text, self.specs, [])
+            )
             if not isinstance(decision, RouterDecision):
                 outcome.error = "router gave no valid output"
                 return outcome
@@ -268,6 +275,9 @@ class RoutingBench:
                 )
                 if isinstance(call, ExecutorCall):
                     outcome.args = call.args
+                    outcome.ungrounded = ungrounded_arguments(call, spec, [query.text])
+                    if outcome.ungrounded:
+                        outcome.choice = "clarify"
                 else:
                     outcome.error = "executor gave no valid output"
         except ApplicationError as err:

@@ -44,7 +44,7 @@ def route_bench(
         typer.Option("--api-key-env", help="Variable holding the API key.", show_default=False),
     ] = None,
     scripted: Annotated[
-        str, typer.Option("--scripted", help="Offline behaviour: keyword or messy.")
+        str, typer.Option("--scripted", help="Offline behaviour: keyword, messy or guessing.")
     ] = "keyword",
     out: Annotated[Path, typer.Option("--out", help="Directory for the JSON report.")] = (
         DEFAULT_OUT
