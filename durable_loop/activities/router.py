@@ -35,7 +35,6 @@ from durable_loop.core.router.prompts import (
     summarizer_messages,
     with_repair,
 )
-from durable_loop.core.tools import ToolSpec
 from durable_loop.store import TranscriptStore
 
 CONTEXT_WINDOW = 40
@@ -93,9 +92,7 @@ class RouterActivities:
         await write_appends(self.store, inp.session_id, inp.appends)
         question, context = await self._question(inp.session_id, inp.user_seq, inp.context_messages)
         if inp.kind == "route":
-            known = {spec.name: spec for spec in self.registry.specs(inp.tool_names)}
-            tools = [known.get(name) or ToolSpec(name=name) for name in inp.tool_names]
-            messages = router_messages(question, tools, context)
+            messages = router_messages(question, inp.tool_names, context)
         else:
             tool = self.registry.get(inp.tool or "")
             if tool is None:

@@ -64,14 +64,10 @@ async def test_router_executor_tool_summarizer(loop_worker, scripted_llm):
     assert trace.router_ms >= 0 and trace.executor_ms >= 0 and trace.repairs == []
     router_req, executor_req, summary_req = requests
     assert all(not r.tool_names for r in requests), "no step sends native tools"
-    for line in (
-        "- weather_forecast(city): ",
-        "- flight_status(flight_number): ",
-        "- package_track(tracking_id): ",
-        "- currency_convert(amount, from_currency, to_currency): ",
-    ):
-        assert line in system_of(router_req), "the router sees names and required arguments"
-    assert "pattern" not in system_of(router_req), "the router sees no schema"
+    assert "Tools: weather_forecast, flight_status, package_track, currency_convert" in system_of(
+        router_req
+    )
+    assert "pattern" not in system_of(router_req), "the router sees names only"
     assert '"flight_number"' in system_of(executor_req)
     assert "currency" not in system_of(executor_req), "the executor sees one schema"
     assert "flight_status" in summary_req.messages[-1]["content"]

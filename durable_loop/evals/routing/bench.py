@@ -260,10 +260,9 @@ class RoutingBench:
         outcome = QueryOutcome(
             id=query.id, tags=query.tags, expect=query.expect, expected_tool=query.tool
         )
+        names = [s.name for s in self.specs]
         try:
-            decision = await self._step(
-                "route", outcome, router_messages(query.text, self.specs, [])
-            )
+            decision = await self._step("route", outcome, router_messages(query.text, names, []))
             if not isinstance(decision, RouterDecision):
                 outcome.error = "router gave no valid output"
                 return outcome
