@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class PipelineTrace(BaseModel):
@@ -16,4 +16,9 @@ class PipelineTrace(BaseModel):
     router_attempts: int = 0
     executor_attempts: int = 0
     repairs: list[str] = []
+    ungrounded: list[str] = Field(
+        default_factory=list,
+        description="Required arguments the executor filled with digits the user never gave; "
+        "the message asked for them instead of calling the tool",
+    )
     deduplicated: bool = False

@@ -55,8 +55,10 @@ with workflow.unsafe.imports_passed_through():
         ExecutorCall,
         RouterDecision,
         StepFailure,
+        clarify_question,
         parse_executor,
         parse_router,
+        ungrounded_arguments,
     )
     from durable_loop.core.tools import ToolSpec
 
@@ -70,6 +72,7 @@ from durable_loop.workflows.tool_loop import (
 )
 
 Parsed = TypeVar("Parsed", RouterDecision, ExecutorCall)
+GROUNDED_ARGUMENTS_PATCH = "router-grounded-arguments"
 StepKind = Literal["route", "execute"]
 
 
@@ -103,6 +106,11 @@ class RouterPipeline(MessageLoop):
             )
             if call is None:
                 return self.result
+            missing = ungrounded_arguments(call, spec, self._said(text))
+            if missing and workflow.patched(GROUNDED_ARGUMENTS_PATCH):
+                self.trace.choice, self.trace.ungrounded = "clarify", missing
+                question = clarify_question(spec, missing)
+                return await self._answer("clarify", user_seq, question=question)
             result_seq = await self._call_tool(call)
             mode: AnswerMode = "summarize" if router.summarize else "raw"
             return await self._answer(mode, user_seq, result_seq=result_seq, tool=call.tool)
@@ -111,6 +119,13 @@ class RouterPipeline(MessageLoop):
         finally:
             self.result.pipeline = self.trace
             await self._flush()
+
+    def _said(self, text: str) -> list[str]:
+        """What the executor was shown: the message and the recent conversation (previews,
+        as the workflow keeps them)."""
+        keep = self.config.router.context_messages
+        earlier = [e.preview for e in self.cursor.tail if e.role in ("user", "assistant")]
+        return [text, *(earlier[-keep - 1 :] if keep else [])]
 
     def _visible_specs(self) -> list[ToolSpec]:
         return [self.specs[name] for name in self.visible]

@@ -161,6 +161,60 @@ async def test_clarify_asks_for_the_missing_identifier_without_running_anything(
     assert [m.message.role for m in stored] == ["user", "assistant"]
 
 
+async def test_an_invented_identifier_is_asked_for_instead_of_called(loop_worker, scripted_llm):
+    """The router picked a tool although the message gives no flight number, and the
+    executor made one up: the call is not run, the reply asks for the number (patch
+    ``router-grounded-arguments``)."""
+    result, stored, requests, histories = await run(
+        loop_worker,
+        scripted_llm,
+        [
+            route("call_tool", "flight_status"),
+            as_json({"tool": "flight_status", "args": {"flight_number": "BA123"}}),
+        ],
+        "Is my flight on time?",
+    )
+    assert result.status == "completed", result
+    assert result.reply == (
+        "To use flight_status I need the flight number (IATA flight number, e.g. BA117). "
+        "What is it?"
+    )
+    assert result.tool_calls == [] and len(requests) == 2
+    trace = result.pipeline
+    assert (trace.choice, trace.tool, trace.ungrounded) == (
+        "clarify",
+        "flight_status",
+        ["flight_number"],
+    )
+    assert [m.message.role for m in stored] == ["user", "assistant"]
+    assert stored[1].meta["mode"] == "clarify"
+    scheduled = events_of(histories[-1], EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+    kinds = [e.activity_task_scheduled_event_attributes.activity_type.name for e in scheduled]
+    assert kinds == ["router_step", "router_step", "router_answer"]
+    markers = events_of(histories[-1], EventType.EVENT_TYPE_MARKER_RECORDED)
+    assert any(b"router-grounded-arguments" in m.SerializeToString() for m in markers)
+
+
+async def test_an_identifier_from_an_earlier_message_is_grounded(loop_worker, scripted_llm):
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(
+        model,
+        [
+            route("none"),
+            reply.text("Noted."),
+            route("call_tool", "package_track"),
+            as_json({"tool": "package_track", "args": {"tracking_id": "1Z999AA10123"}}),
+            reply.text("In transit."),
+        ],
+    )
+    async with loop_worker(travel_desk()) as w:
+        await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=ROUTER))
+        await w.sessions.send(sid, "my tracking number is 1Z999AA10123")
+        result = await w.sessions.send(sid, "where is it now?")
+    assert result.reply == "In transit." and result.tool_calls[0].ok
+    assert result.pipeline.ungrounded == []
+
+
 async def test_clarify_answer_reaches_the_router_as_context(loop_worker, scripted_llm):
     model, sid = unique("m"), unique("s")
     scripted_llm.script(

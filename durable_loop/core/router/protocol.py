@@ -193,3 +193,55 @@ def parse_executor(text: str, spec: ToolSpec) -> ExecutorCall | StepFailure:
 def is_strict_json(text: str) -> bool:
     extracted = extract_json(text)
     return isinstance(extracted, Extracted) and extracted.strict
+
+
+_DIGITS = re.compile(r"\d+")
+_DIGIT_GAP = re.compile(r"(?<=\d)[\s,.'_-](?=\d)")
+UNSTATED_FORMATS = frozenset({"date", "date-time", "time", "duration"})
+
+
+def _value_text(value: JsonValue) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str | int | float):
+        return str(value)
+    return ""
+
+
+def ungrounded_arguments(call: ExecutorCall, spec: ToolSpec, said: list[str]) -> list[str]:
+    """Required arguments whose value holds digits the user never wrote: an invented
+    identifier or amount (flight number, order id, sum of money).
+
+    A small model asked to fill ``flight_number`` for "is my flight on time?" writes a
+    plausible one rather than refusing; digits cannot come from a nickname or a typo fix, so
+    a required value whose digit runs appear in none of ``said`` (the message and the
+    conversation shown to the executor) was guessed. Dates and times are left out: "tomorrow"
+    legitimately becomes digits.
+    """
+    raw_required = spec.parameters.get("required")
+    required = [str(r) for r in raw_required] if isinstance(raw_required, list) else []
+    properties = spec.parameters.get("properties")
+    props = properties if isinstance(properties, dict) else {}
+    heard = " ".join(_DIGIT_GAP.sub("", text) for text in said)
+    missing: list[str] = []
+    for name in required:
+        schema = props.get(name)
+        if isinstance(schema, dict) and schema.get("format") in UNSTATED_FORMATS:
+            continue
+        runs = _DIGITS.findall(_value_text(call.args.get(name)))
+        if runs and not all(run in heard for run in runs):
+            missing.append(name)
+    return missing
+
+
+def clarify_question(spec: ToolSpec, missing: list[str]) -> str:
+    """The question asked instead of calling ``spec`` with invented ``missing`` values."""
+    properties = spec.parameters.get("properties")
+    props = properties if isinstance(properties, dict) else {}
+    asked: list[str] = []
+    for name in missing:
+        schema = props.get(name)
+        hint = schema.get("description") if isinstance(schema, dict) else None
+        label = name.replace("_", " ")
+        asked.append(f"{label} ({hint})" if isinstance(hint, str) and hint else label)
+    return f"To use {spec.name} I need the {' and the '.join(asked)}. What is it?"

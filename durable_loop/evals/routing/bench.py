@@ -9,7 +9,11 @@ Each query runs the pipeline's own prompts, parsers and repair rule against one 
   executor outputs whose ``args`` validate against the tool's schema;
 * strict accuracy: final choice and tool equal the label; acceptable accuracy also takes
   the label's ``acceptable`` tools (multi-intent queries);
-* clarify rate, repair rate, argument accuracy (labelled subset) and router/executor latency.
+* clarify rate, precision (share of clarify answers whose label is clarify) and recall,
+  repair rate, argument accuracy (labelled subset) and router/executor latency.
+
+``route_only`` skips the executor step: routing is measured alone, in about half the time
+(and consecutive router prompts share their prefix, which a local server caches).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from durable_loop.core.router.protocol import (
     extract_json,
     parse_executor,
     parse_router,
+    ungrounded_arguments,
 )
 from durable_loop.core.tools import ToolSpec
 from durable_loop.tools.ensembles.descriptors import DescriptorProblem, EnsembleLoadError
@@ -84,6 +89,11 @@ class QueryOutcome(BaseModel):
     router_ms: int = 0
     executor_ms: int = 0
     repaired: bool = False
+    ungrounded: list[str] = Field(
+        default_factory=list,
+        description="Required arguments filled with digits the query never gave: the "
+        "pipeline asks (clarify) instead of calling the tool",
+    )
     error: str | None = None
     steps: list[StepRecord] = Field(default_factory=list)
 
@@ -104,6 +114,12 @@ class Metrics(BaseModel):
     strict_accuracy: float
     acceptable_accuracy: float
     clarify_rate: float
+    clarify_precision: float | None = Field(
+        default=None, description="Of the clarify answers, the share labelled clarify"
+    )
+    clarify_recall: float | None = Field(
+        default=None, description="Of the queries labelled clarify, the share answered clarify"
+    )
     args_accuracy: float | None
     repair_rate: float
     failure_rate: float
@@ -116,6 +132,8 @@ class BenchReport(BaseModel):
     model: str
     base_url: str
     behaviour: str = Field(description="'live' or the scripted behaviour used offline")
+    queries_file: str = ""
+    route_only: bool = False
     started_at: str
     duration_s: float
     router: RouterConfig
@@ -183,11 +201,13 @@ class RoutingBench:
         *,
         router: RouterConfig | None = None,
         environ: Mapping[str, str] | None = None,
+        route_only: bool = False,
     ) -> None:
         self.gateway = LlmGateway(http, environ or {})
         self.endpoint = endpoint
         self.specs = specs
         self.router = router or RouterConfig()
+        self.route_only = route_only
 
     def _options(self) -> dict[str, JsonValue]:
         options: dict[str, JsonValue] = {}
@@ -247,13 +267,16 @@ class RoutingBench:
                 outcome.error = "router gave no valid output"
                 return outcome
             outcome.choice, outcome.tool = decision.choice, decision.tool
-            if decision.choice == "call_tool":
+            if decision.choice == "call_tool" and not self.route_only:
                 spec = next(s for s in self.specs if s.name == decision.tool)
                 call = await self._step(
                     "execute", outcome, executor_messages(query.text, spec, []), spec
                 )
                 if isinstance(call, ExecutorCall):
                     outcome.args = call.args
+                    outcome.ungrounded = ungrounded_arguments(call, spec, [query.text])
+                    if outcome.ungrounded:
+                        outcome.choice = "clarify"
                 else:
                     outcome.error = "executor gave no valid output"
         except ApplicationError as err:
@@ -279,6 +302,7 @@ class RoutingBench:
         self,
         queries: list[LabelledQuery],
         behaviour: str = "live",
+        queries_file: str = "",
         progress: Callable[[int, QueryOutcome], None] | None = None,
     ) -> BenchReport:
         started = datetime.now(UTC)
@@ -292,6 +316,8 @@ class RoutingBench:
             model=self.endpoint.model,
             base_url=self.endpoint.base_url,
             behaviour=behaviour,
+            queries_file=queries_file,
+            route_only=self.route_only,
             started_at=started.isoformat(timespec="seconds"),
             duration_s=round(time.monotonic() - clock, 2),
             router=self.router,
@@ -323,6 +349,8 @@ def summarize(outcomes: list[QueryOutcome]) -> Metrics:
     executes = [s for s in steps if s.kind == "execute"]
     labelled_args = [o for o in outcomes if o.args_correct is not None]
     tags = sorted({t for o in outcomes for t in o.tags})
+    clarified = [o for o in outcomes if o.choice == "clarify"]
+    to_clarify = [o for o in outcomes if o.expect == "clarify"]
     return Metrics(
         queries=len(outcomes),
         json_validity=_share(sum(s.json_valid for s in steps), len(steps)),
@@ -333,7 +361,13 @@ def summarize(outcomes: list[QueryOutcome]) -> Metrics:
         else None,
         strict_accuracy=_share(sum(o.correct for o in outcomes), len(outcomes)),
         acceptable_accuracy=_share(sum(o.acceptable for o in outcomes), len(outcomes)),
-        clarify_rate=_share(sum(o.choice == "clarify" for o in outcomes), len(outcomes)),
+        clarify_rate=_share(len(clarified), len(outcomes)),
+        clarify_precision=_share(sum(o.correct for o in clarified), len(clarified))
+        if clarified
+        else None,
+        clarify_recall=_share(sum(o.correct for o in to_clarify), len(to_clarify))
+        if to_clarify
+        else None,
         args_accuracy=_share(sum(bool(o.args_correct) for o in labelled_args), len(labelled_args))
         if labelled_args
         else None,
@@ -351,13 +385,13 @@ def summarize(outcomes: list[QueryOutcome]) -> Metrics:
     )
 
 
-def report_path(out_dir: str | Path, report: BenchReport) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", report.model).strip("_") or "model"
+def report_path(out_dir: str | Path, report: BenchReport, suffix: str = "") -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{report.model}{suffix}").strip("_") or "model"
     return Path(out_dir) / f"routing_{slug}.json"
 
 
-def save_report(report: BenchReport, out_dir: str | Path) -> Path:
-    path = report_path(out_dir, report)
+def save_report(report: BenchReport, out_dir: str | Path, suffix: str = "") -> Path:
+    path = report_path(out_dir, report, suffix)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return path

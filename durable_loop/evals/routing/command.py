@@ -44,7 +44,7 @@ def route_bench(
         typer.Option("--api-key-env", help="Variable holding the API key.", show_default=False),
     ] = None,
     scripted: Annotated[
-        str, typer.Option("--scripted", help="Offline behaviour: keyword or messy.")
+        str, typer.Option("--scripted", help="Offline behaviour: keyword, messy or guessing.")
     ] = "keyword",
     out: Annotated[Path, typer.Option("--out", help="Directory for the JSON report.")] = (
         DEFAULT_OUT
@@ -57,6 +57,15 @@ def route_bench(
         bool, typer.Option("--json-mode", help='Send response_format "json_object".')
     ] = False,
     timeout_s: Annotated[float, typer.Option("--timeout", help="Per request, seconds.")] = 120.0,
+    route_only: Annotated[
+        bool, typer.Option("--route-only", help="Skip the executor step: measure routing alone.")
+    ] = False,
+    suffix: Annotated[
+        str,
+        typer.Option(
+            "--suffix", help="Appended to the report's name: routing_<model><suffix>.json."
+        ),
+    ] = "",
 ) -> None:
     """Measure routing: JSON and schema validity, accuracy, clarify rate, latency."""
     from durable_loop.evals.routing.bench import save_report
@@ -73,9 +82,10 @@ def route_bench(
             repair_attempts=repair_attempts,
             json_mode=json_mode,
             timeout_s=timeout_s,
+            route_only=route_only,
         )
     )
-    path = save_report(report, out)
+    path = save_report(report, out, suffix)
     _print(report)
     typer.echo(f"report: {path}")
 
@@ -92,6 +102,7 @@ async def _run(
     repair_attempts: int,
     json_mode: bool,
     timeout_s: float,
+    route_only: bool = False,
 ) -> BenchReport:
     from durable_loop.cli.errors import CliError
     from durable_loop.core.config import RouterConfig
@@ -128,7 +139,9 @@ async def _run(
     )
     http = new_http_client()
     try:
-        bench = RoutingBench(http, endpoint, specs, router=router, environ=dict(os.environ))
+        bench = RoutingBench(
+            http, endpoint, specs, router=router, environ=dict(os.environ), route_only=route_only
+        )
         behaviour = "live" if server is None else scripted
 
         def progress(done: int, outcome: QueryOutcome) -> None:
@@ -140,7 +153,9 @@ async def _run(
                 err=True,
             )
 
-        return await bench.run(labelled, behaviour=behaviour, progress=progress)
+        return await bench.run(
+            labelled, behaviour=behaviour, queries_file=str(queries), progress=progress
+        )
     finally:
         await http.aclose()
         if server is not None:
@@ -159,6 +174,8 @@ def _print(report: BenchReport) -> None:
         ("acceptable accuracy", m.acceptable_accuracy),
         ("args accuracy", m.args_accuracy),
         ("clarify rate", m.clarify_rate),
+        ("clarify precision", m.clarify_precision),
+        ("clarify recall", m.clarify_recall),
         ("repair rate", m.repair_rate),
         ("failure rate", m.failure_rate),
     ]

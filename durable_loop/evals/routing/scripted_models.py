@@ -6,6 +6,10 @@
 * ``messy``: the same decisions dressed the way small models misbehave: prose around the
   JSON, code fences, a broken object or a wrongly typed argument on the first try (fixed
   when the repair prompt arrives). It exercises extraction and the repair loop.
+* ``guessing``: the keyword router as the packaged 1.5B model behaved before issue 18: it
+  never asks to clarify, and its executor invents the missing identifier or amount. The
+  pipeline's grounding rule (``router.protocol.ungrounded_arguments``) turns those calls
+  into clarify questions.
 
 They read the prompts the pipeline really sends (``router.prompts``), so the benchmark runs
 the same code path offline as against a live endpoint.
@@ -145,4 +149,28 @@ def messy(request: RecordedRequest) -> Reply:
     return clean
 
 
-BEHAVIOURS: dict[str, Callable[[RecordedRequest], Reply]] = {"keyword": keyword, "messy": messy}
+GUESSES = {"flight_number": "BA123", "tracking_id": "1Z000000000000001", "amount": 100}
+
+
+def guessing(request: RecordedRequest) -> Reply:
+    system = str(request.messages[0]["content"])
+    question = _question(request)
+    if system.startswith("You are a router"):
+        decision = keyword_route(question)
+        if decision["choice"] == "clarify":
+            decision = {**decision, "choice": "call_tool", "question": None}
+        return reply.text(json.dumps(decision))
+    if system.startswith("You fill in the arguments"):
+        tool = _executor_tool(request)
+        args = keyword_args(tool, question)
+        if not NEEDS_ID.get(tool, lambda q: True)(question):
+            args |= {k: v for k, v in GUESSES.items() if k in args}
+        return reply.text(json.dumps({"tool": tool, "args": args}))
+    return _answer(request)
+
+
+BEHAVIOURS: dict[str, Callable[[RecordedRequest], Reply]] = {
+    "keyword": keyword,
+    "messy": messy,
+    "guessing": guessing,
+}

@@ -6,10 +6,12 @@ from durable_loop.core.router.protocol import (
     ExecutorCall,
     RouterDecision,
     StepFailure,
+    clarify_question,
     extract_json,
     is_strict_json,
     parse_executor,
     parse_router,
+    ungrounded_arguments,
 )
 from durable_loop.core.tools import ToolSpec
 from durable_loop.evals.routing.bench_tools import travel_desk
@@ -134,3 +136,71 @@ def test_executor_schema_refs_resolve_against_the_tool_schema():
 def test_common_small_model_mistakes_get_plain_repair_hints(value, hint):
     failure = parse_router(route(value), SPECS)
     assert isinstance(failure, StepFailure) and hint in failure.message
+
+
+def call(tool, **args) -> ExecutorCall:
+    return ExecutorCall(tool=tool, args=args)
+
+
+@pytest.mark.parametrize(
+    ("made", "said", "missing"),
+    [
+        (
+            call("flight_status", flight_number="BA123"),
+            ["Is my flight on time?"],
+            ["flight_number"],
+        ),
+        (call("flight_status", flight_number="UA901"), ["Has UA 901 landed yet?"], []),
+        (call("flight_status", flight_number="KL642"), ["which one?", "it is kl 642"], []),
+        (
+            call("currency_convert", amount=100.0, from_currency="USD", to_currency="EUR"),
+            ["Convert my money to euros"],
+            ["amount"],
+        ),
+        (
+            call("currency_convert", amount=1000, from_currency="USD", to_currency="CAD"),
+            ["what's 1,000 bucks in loonies"],
+            [],
+        ),
+        (
+            call("package_track", tracking_id="1Z999AA10123456784"),
+            ["Where is my package 1Z999AA10123456784?"],
+            [],
+        ),
+        (call("weather_forecast", city="Paris", days=3), ["weather tomorrow?"], []),
+    ],
+)
+def test_required_values_with_digits_the_user_never_wrote_are_ungrounded(made, said, missing):
+    assert ungrounded_arguments(made, BY_NAME[made.tool], said) == missing
+
+
+def test_dates_and_optional_arguments_are_not_checked_for_grounding():
+    spec = ToolSpec(
+        name="book",
+        parameters={
+            "type": "object",
+            "required": ["day", "room"],
+            "properties": {
+                "day": {"type": "string", "format": "date"},
+                "room": {"type": "integer"},
+            },
+        },
+    )
+    assert (
+        ungrounded_arguments(call("book", day="2026-11-26", room=12), spec, ["room 12 tomorrow"])
+        == []
+    )
+    assert ungrounded_arguments(
+        call("book", day="2026-11-26", room=3), spec, ["a room tomorrow"]
+    ) == ["room"]
+
+
+def test_the_clarify_question_names_the_missing_argument_with_its_description():
+    question = clarify_question(BY_NAME["flight_status"], ["flight_number"])
+    assert question == (
+        "To use flight_status I need the flight number (IATA flight number, e.g. BA117). "
+        "What is it?"
+    )
+    assert parse_router(
+        route({"choice": "clarify", "tool": "flight_status", "question": question}), SPECS
+    ) == RouterDecision(choice="clarify", tool="flight_status", question=question)

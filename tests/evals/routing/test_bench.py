@@ -20,12 +20,13 @@ from durable_loop.evals.routing.bench import (
     summarize,
 )
 from durable_loop.evals.routing.bench_tools import travel_desk
-from durable_loop.evals.routing.scripted_models import keyword, messy
+from durable_loop.evals.routing.scripted_models import guessing, keyword, messy
 from durable_loop.tools.ensembles import EnsembleLoadError
 from durable_loop.worker.builder import new_http_client
 from tests.conftest import unique
 
 QUERIES = Path(__file__).resolve().parents[3] / "evals" / "routing" / "queries.toml"
+HELD_OUT = QUERIES.with_name("heldout.toml")
 SPECS = travel_desk().specs()
 NAMES = [s.name for s in SPECS]
 
@@ -76,13 +77,14 @@ def test_scoring_rules():
     assert metrics.args_accuracy == 1.0
 
 
-async def bench_with(scripted_llm, behaviour, queries):
+async def bench_with(scripted_llm, behaviour, queries, route_only=False):
     model = unique("bench")
     scripted_llm.script(model, [], then=behaviour)
     http = new_http_client()
     try:
         endpoint = LlmEndpoint(model=model, base_url=scripted_llm.base_url)
-        return await RoutingBench(http, endpoint, SPECS).run(queries, behaviour="offline")
+        bench = RoutingBench(http, endpoint, SPECS, route_only=route_only)
+        return await bench.run(queries, behaviour="offline")
     finally:
         await http.aclose()
 
@@ -142,3 +144,81 @@ def test_eval_pipeline_router_refuses_an_unknown_behaviour_and_a_model_filter(tm
     live = ["eval", "--pipeline", "router", "--base-url", "http://127.0.0.1:9"]
     filtered = CliRunner().invoke(app, [*live, "--models", "tag:x"])
     assert filtered.exit_code != 0 and "MODEL_FILTER_UNSUPPORTED" in filtered.output
+
+
+def test_held_out_set_is_apart_from_the_labelled_one_and_covers_every_choice():
+    labelled = load_queries(QUERIES, NAMES)
+    held_out = load_queries(HELD_OUT, NAMES)
+    assert not {q.text.lower() for q in held_out} & {q.text.lower() for q in labelled}
+    assert not {q.id for q in held_out} & {q.id for q in labelled}
+    counts = Counter(q.expect for q in held_out)
+    assert counts["clarify"] >= 5 and counts["none"] >= 5 and counts["call_tool"] >= 8
+    assert {q.tool for q in held_out if q.expect == "clarify"} == set(NAMES)
+
+
+def test_clarify_precision_and_recall():
+    def outcome(expect, choice):
+        made = QueryOutcome(id="q", tags=[], expect=expect, expected_tool="package_track")
+        made.choice, made.tool = choice, "package_track"
+        made.correct = expect == choice
+        return made
+
+    m = summarize(
+        [
+            outcome("clarify", "clarify"),
+            outcome("call_tool", "clarify"),
+            outcome("clarify", "call_tool"),
+            outcome("clarify", "clarify"),
+        ]
+    )
+    assert (m.clarify_rate, m.clarify_precision, m.clarify_recall) == (0.75, 0.6667, 0.6667)
+    nothing = summarize([outcome("call_tool", "call_tool")])
+    assert nothing.clarify_precision is None and nothing.clarify_recall is None
+
+
+async def test_invented_identifiers_become_clarify_questions(scripted_llm):
+    """The guessing behaviour never clarifies and invents ids and amounts; the grounding
+    rule turns those calls into clarify answers (also for general questions it wrongly
+    routed to a tool), and never a call whose values the query gives."""
+    queries = load_queries(QUERIES, NAMES)
+    report = await bench_with(scripted_llm, guessing, queries)
+    routed = await bench_with(scripted_llm, guessing, queries, route_only=True)
+    asked = {o.id: o.ungrounded for o in report.outcomes if o.ungrounded}
+    assert {k: v for k, v in asked.items() if "clarify" in k} == {
+        "flight-clarify-1": ["flight_number"],
+        "flight-clarify-2": ["flight_number"],
+        "package-clarify-1": ["tracking_id"],
+        "package-clarify-2": ["tracking_id"],
+        "currency-clarify-1": ["amount"],
+    }
+    texts = {q.id: q.text for q in queries}
+    assert not any(ch.isdigit() for qid in asked for ch in texts[qid])
+    assert report.metrics.clarify_recall == 1.0
+    assert routed.metrics.clarify_rate == 0.0 and routed.metrics.clarify_precision is None
+    assert routed.route_only and routed.metrics.executor_ms.p50 == 0
+    assert report.metrics.strict_accuracy > routed.metrics.strict_accuracy
+
+
+def test_command_line_names_the_report_with_a_suffix(tmp_path):
+    result = CliRunner().invoke(
+        app,
+        [
+            "route-bench",
+            "--queries",
+            str(HELD_OUT),
+            "--scripted",
+            "guessing",
+            "--route-only",
+            "--suffix",
+            "_heldout",
+            "--limit",
+            "4",
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "clarify precision" in result.output
+    saved = json.loads((tmp_path / "routing_scripted-guessing_heldout.json").read_text())
+    assert saved["route_only"] and saved["queries_file"] == str(HELD_OUT)
+    assert all(not o["args"] for o in saved["outcomes"])
