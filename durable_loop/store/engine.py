@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,11 +47,33 @@ def _urls(url: str) -> tuple[URL, URL]:
     )
 
 
+@contextlib.contextmanager
+def _sqlite_migration_lock(database: str) -> Iterator[None]:
+    """Processes migrating one SQLite file take turns: SQLite begins its transaction only
+    at the first write, so two first starts would both see no schema and both create it
+    (PostgreSQL takes an advisory lock instead)."""
+    with open(f"{os.path.abspath(database)}.migrate-lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def migrate(url: str) -> None:
-    """Bring the schema to the newest revision (idempotent; safe on every start)."""
+    """Bring the schema to the newest revision (idempotent; safe on every start, also
+    when several processes start at once)."""
     sync_url, _ = _urls(url)
-    if sync_url.get_backend_name() == "sqlite" and sync_url.database not in (None, "", ":memory:"):
-        os.makedirs(os.path.dirname(os.path.abspath(sync_url.database)), exist_ok=True)
+    database = sync_url.database
+    if sync_url.get_backend_name() == "sqlite" and database and database != ":memory:":
+        os.makedirs(os.path.dirname(os.path.abspath(database)), exist_ok=True)
+        with _sqlite_migration_lock(database):
+            _upgrade(sync_url)
+    else:
+        _upgrade(sync_url)
+
+
+def _upgrade(sync_url: URL) -> None:
     engine = create_engine(sync_url)
     if sync_url.get_backend_name() == "sqlite":
         event.listen(engine, "connect", tune_sqlite)

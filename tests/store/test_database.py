@@ -189,3 +189,19 @@ async def test_processes_writing_one_file_at_once_lose_and_double_nothing(db, db
 
     assert await db.read(rows) == (1200, 1200)
     assert fallbacks > 0  # they did contend
+
+
+async def test_processes_starting_together_on_a_new_file_all_migrate(tmp_path: Path):
+    """Workers started at once on a fresh SQLite file each migrate on start: they take
+    turns, and every one of them comes up (before, two could both create the schema)."""
+    url = StoreConfig.sqlite_file(tmp_path / "fresh.db").url
+    script = "import sys; from durable_loop.store.engine import migrate; migrate(sys.argv[1])"
+    procs = [
+        await asyncio.create_subprocess_exec(sys.executable, "-c", script, url, stderr=PIPE)
+        for _ in range(4)
+    ]
+    outcomes = [(await p.wait(), (await p.stderr.read()).decode()) for p in procs]
+    assert [code for code, _ in outcomes] == [0, 0, 0, 0], outcomes
+    with sqlite3.connect(tmp_path / "fresh.db") as conn:
+        [(revisions,)] = conn.execute("SELECT count(*) FROM alembic_version").fetchall()
+    assert revisions == 1
