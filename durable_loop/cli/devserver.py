@@ -35,6 +35,7 @@ DYNAMIC_CONFIG: dict[str, int] = {
     "history.transferProcessorMaxPollRPS": 1000,
     "history.timerProcessorMaxPollRPS": 1000,
     "history.visibilityProcessorMaxPollRPS": 1000,
+    "frontend.namespaceCount": 20000,
 }
 """Server settings for every dev server we start (CLI, tests, evals, benchmarks).
 
@@ -44,6 +45,11 @@ workflow task scheduled after an activity (and every activity scheduled after a 
 task) waited ~40 ms in history before reaching matching, 2 of them per LLM turn. With
 1000 reads/s the wait is ~1.5 ms (``bench/dev_server_latency.py``). A cluster spreads the
 same limit over its shards; ``infra/dynamicconfig.yaml`` raises it there too.
+
+``frontend.namespaceCount`` caps the calls a namespace may hold open at once (1200 by
+default), and a caller waiting on its message's Update holds one: a burst of 2,000 sessions
+had ~700 starts refused with "namespace concurrent poller limit exceeded", bare Temporal
+workflows alike (``bench/session_starts.py``).
 """
 
 

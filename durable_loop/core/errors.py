@@ -25,6 +25,7 @@ class ErrorCode(StrEnum):
     TOOL_OUTPUT_TOO_LARGE = "TOOL_OUTPUT_TOO_LARGE"
     TOOL_TIMEOUT = "TOOL_TIMEOUT"
     TOOL_ERROR = "TOOL_ERROR"
+    REQUEST_IMPOSSIBLE = "REQUEST_IMPOSSIBLE"
     DUPLICATE_CALL_ID = "DUPLICATE_CALL_ID"
     TOO_MANY_TOOL_CALLS = "TOO_MANY_TOOL_CALLS"
     LOCKED = "LOCKED"
@@ -163,6 +164,12 @@ class ErrorCode(StrEnum):
         except ValueError:
             return None
 
+
+FINAL_FAILURE_CODES = frozenset(
+    {ErrorCode.REQUEST_IMPOSSIBLE, ErrorCode.TOOL_CALL_REJECTED, ErrorCode.TOOL_CALL_EXPIRED}
+)
+"""Tool-call failures that no corrected call can fix: the request has no result, a person
+rejected the call, or its approval expired. The model should tell the user, not retry."""
 
 HTTP_STATUS_PREFIX = "HTTP_"
 

@@ -96,7 +96,10 @@ def calculate(expression: str) -> Number:
     try:
         return _tidy(_evaluate(tree.body))
     except ZeroDivisionError:
-        raise ToolFailure(ErrorCode.INVALID_ARGS, "division by zero") from None
+        raise ToolFailure(
+            ErrorCode.REQUEST_IMPOSSIBLE,
+            "division by zero: the result is undefined, no expression can compute it",
+        ) from None
     except OverflowError:
         raise ToolFailure(ErrorCode.INVALID_ARGS, "the result is too large") from None
 

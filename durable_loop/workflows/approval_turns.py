@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.guards import CallDecision
 
 from durable_loop.workflows.approvals import ApprovalBook, refuse_unheld
+from durable_loop.workflows.error_retry import ErrorRetry
 from durable_loop.workflows.typed_answers import TypedAnswer
 
 
@@ -39,7 +40,7 @@ class ParkableLoop(Protocol):
     last_ok_by_tool: dict[str, bool]
     tools_off: bool
     finalization_used: bool
-    error_retries_used: int
+    error_retry: ErrorRetry
     fallbacks_left: int
     typed: TypedAnswer | None
     settings: SessionSettings
@@ -122,7 +123,7 @@ class HeldCalls:
                 last_ok_by_tool=loop.last_ok_by_tool,
                 tools_off=loop.tools_off,
                 finalization_used=loop.finalization_used,
-                error_retries_used=loop.error_retries_used,
+                error_retries_used=loop.error_retry.used,
                 fallbacks_left=loop.fallbacks_left,
                 output_schema=loop.typed.schema if loop.typed else None,
                 output_retries_used=loop.typed.used if loop.typed else None,
@@ -146,7 +147,7 @@ class HeldCalls:
         loop.last_ok_by_tool = dict(parked.last_ok_by_tool)
         loop.tools_off = parked.tools_off
         loop.finalization_used = parked.finalization_used
-        loop.error_retries_used = parked.error_retries_used
+        loop.error_retry.used = parked.error_retries_used
         loop.fallbacks_left = parked.fallbacks_left
         loop.typed = TypedAnswer.resumed(parked, loop.settings)
         decisions: list[CallDecision] = []

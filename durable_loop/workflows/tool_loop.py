@@ -46,6 +46,7 @@ from durable_loop.workflows.approval_turns import HeldCalls
 from durable_loop.workflows.approvals import ApprovalBook
 from durable_loop.workflows.argument_repair import ArgumentRepairs
 from durable_loop.workflows.context_summary import ContextSummaries
+from durable_loop.workflows.error_retry import ErrorRetry
 from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
 from durable_loop.workflows.reply_guard import (
@@ -150,11 +151,8 @@ class MessageLoop:
         self.deduplicated: set[int] = set()
         self.tools_off = False
         self.finalization_used = False
-        self.error_retries_used = 0
         self.require_tool_call = False
         """The next request asks for a tool call (tool_choice "required"): the retry turn."""
-        self.last_failure: tuple[str, str] | None = None
-        """The most recent tool call of this message if it failed: (tool, error text)."""
         self.typed: TypedAnswer | None = None
         """The message's output schema, set by the session (see typed_answers)."""
         self.fallbacks_left = self.config.fallback_retry_count
@@ -169,6 +167,9 @@ class MessageLoop:
             catalog, self.config.tool_allowlist, self.config.tool_denylist
         )
         self.reply_guard = ReplyGuard(self.config, self.registered)
+        self.error_retry = ErrorRetry(
+            self.config, self.visible if self._send_tools_configured() else []
+        )
         self.repairs = ArgumentRepairs(session_id, settings, registered)
 
     # ------------------------------------------------------------------ driver
@@ -216,8 +217,10 @@ class MessageLoop:
                         Message.user(self.config.fix_empty_final_user_text, synthetic=True)
                     )
                     continue
-                if self._needs_error_retry():
-                    self._append_error_retry()
+                if (retry := self.error_retry.request()) is not None:
+                    self.require_tool_call = retry.require_tool_call
+                    self.tools_off = False
+                    self._append(Message.user(retry.prompt, synthetic=True))
                     continue
                 if self.typed is not None and (correction := self.typed.judge(out, self.result)):
                     self._append(correction)
@@ -246,23 +249,6 @@ class MessageLoop:
 
     def turn(self) -> int:
         return self.cursor.turn_index
-
-    def _needs_error_retry(self) -> bool:
-        return (
-            self.last_failure is not None
-            and self.error_retries_used < self.config.retry_after_tool_error
-            and self.config.tool_use_mode is not ToolUseMode.DISABLED
-            and bool(self.visible)
-        )
-
-    def _append_error_retry(self) -> None:
-        assert self.last_failure is not None
-        name, error = self.last_failure
-        self.error_retries_used += 1
-        self.require_tool_call = True
-        self.tools_off = False
-        text = self.config.retry_after_tool_error_text.format(name=name, error=error)
-        self._append(Message.user(text, synthetic=True))
 
     def _append(self, message: Message) -> int:
         seq = self.cursor.take_seq()
@@ -329,7 +315,7 @@ class MessageLoop:
                 tool_choice="required" if self.require_tool_call else self.config.tool_choice,
                 parallel_tool_calls=self.config.parallel_tool_calls,
                 request_overrides=self.config.request_overrides,
-                system_prompt=self.settings.system_prompt,
+                system_prompt=self._system_prompt(send_tools),
                 inline_bytes=self.config.inline_bytes,
                 reply_inline_bytes=self.config.reply_inline_bytes,
                 transforms=self.config.transform_set(),
@@ -355,6 +341,11 @@ class MessageLoop:
             self.summaries.note(out)
             self._remember(assistant_seq, "assistant", out.text, [c.name for c in out.tool_calls])
             return out
+
+    def _system_prompt(self, send_tools: bool) -> str | None:
+        guidance = self.config.tool_use_guidance if send_tools else None
+        parts = [p for p in (self.settings.system_prompt, guidance) if p]
+        return "\n\n".join(parts) or None
 
     async def _call_llm(self, inp: LlmTurnInput) -> LlmTurnOutput:
         endpoint = inp.endpoint
@@ -550,7 +541,7 @@ class MessageLoop:
         self.outcome_by_seq[decision.result_seq] = (ok, codes, failure)
         if decision.action != "reuse":
             self.reply_guard.note(call.name, text if failure is None else failure)
-        self.last_failure = None if failure is None else (call.name, failure)
+        self.error_retry.note(call.name, codes, failure)
         if not decision.ignored and call.name in self.registered:
             self.last_ok_by_tool[call.name] = ok
         self.result.tool_calls.append(
