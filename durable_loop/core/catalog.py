@@ -53,7 +53,6 @@ LOCAL_WORKAROUNDS = (
     "json_tool_call_fallback",
     "ignore_implicit_arguments",
     "retry_after_tool_error",
-    "tool_use_guidance",
     "finalize_text_call_reply",
     "finalize_after_repeat",
     "call_referred_tool",

@@ -37,10 +37,6 @@ DEFAULT_UNKNOWN_TOOL_RETRY_TEXT = (
     "There is no tool named {name}. The tools you have are: {tools}. If one of them does "
     "what the user asked, call it; if the request needs no tool, answer the user directly."
 )
-DEFAULT_TOOL_USE_GUIDANCE = (
-    "Use the functions only when a request needs them; for greetings or questions you can "
-    "answer yourself, reply in plain text."
-)
 DEFAULT_FINALIZE_TEXT_CALL_TEXT = (
     "Your last reply was a tool call written as text, not an answer for the user. No more "
     "tools will run. The tool results so far:\n{results}\n"
@@ -175,13 +171,6 @@ class RuntimeConfig(BaseModel):
         "fails with OUTPUT_INVALID",
     )
     repeated_call_guard: bool = True
-    tool_use_guidance: str | None = Field(
-        default=None,
-        exclude_if=lambda value: value is None,
-        description="Added to the system prompt of every request that offers tools (after "
-        "the session's own prompt, if any). Small models call a tool for anything, even a "
-        "greeting; the local catalog entries set it (workaround tool_use_guidance)",
-    )
     finalize_text_call_reply: bool = Field(
         default=False,
         description="Recovery: when the final reply is only a tool call written as text, "

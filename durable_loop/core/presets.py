@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pydantic import JsonValue
 
 from durable_loop.core import catalog
-from durable_loop.core.config import DEFAULT_TOOL_USE_GUIDANCE, RuntimeConfig
+from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.errors import ConfigError
 from durable_loop.core.providers import ADAPTERS
 from durable_loop.core.transforms.defaults import GEMINI_SHAPE, OPENAI_SHAPE
@@ -132,12 +132,6 @@ def retry_after_tool_error() -> Update:
     return {"retry_after_tool_error": 2}
 
 
-def tool_use_guidance() -> Update:
-    """Tell the model, in the system prompt of requests that offer tools, to call one only
-    when the request needs it (a small model calls an invented say_hello for a greeting)."""
-    return {"tool_use_guidance": DEFAULT_TOOL_USE_GUIDANCE}
-
-
 def finalize_text_call_reply() -> Update:
     """A final reply that is only a tool call written as text gets one request without
     tools quoting the recorded results, asking for a plain answer (else REPLY_NOT_AN_ANSWER)."""
@@ -198,7 +192,6 @@ WORKAROUNDS: dict[str, Callable[[], Update]] = {
     "hide_implicit_arguments": hide_implicit_arguments,
     "ignore_implicit_arguments": ignore_implicit_arguments,
     "retry_after_tool_error": retry_after_tool_error,
-    "tool_use_guidance": tool_use_guidance,
     "finalize_text_call_reply": finalize_text_call_reply,
     "finalize_after_repeat": finalize_after_repeat,
     "call_referred_tool": call_referred_tool,

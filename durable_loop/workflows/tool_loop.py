@@ -315,7 +315,7 @@ class MessageLoop:
                 tool_choice="required" if self.require_tool_call else self.config.tool_choice,
                 parallel_tool_calls=self.config.parallel_tool_calls,
                 request_overrides=self.config.request_overrides,
-                system_prompt=self._system_prompt(send_tools),
+                system_prompt=self.settings.system_prompt,
                 inline_bytes=self.config.inline_bytes,
                 reply_inline_bytes=self.config.reply_inline_bytes,
                 transforms=self.config.transform_set(),
@@ -341,11 +341,6 @@ class MessageLoop:
             self.summaries.note(out)
             self._remember(assistant_seq, "assistant", out.text, [c.name for c in out.tool_calls])
             return out
-
-    def _system_prompt(self, send_tools: bool) -> str | None:
-        guidance = self.config.tool_use_guidance if send_tools else None
-        parts = [p for p in (self.settings.system_prompt, guidance) if p]
-        return "\n\n".join(parts) or None
 
     async def _call_llm(self, inp: LlmTurnInput) -> LlmTurnOutput:
         endpoint = inp.endpoint

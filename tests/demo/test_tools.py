@@ -41,7 +41,6 @@ def test_calculate(expression: str, value: float):
 @pytest.mark.parametrize(
     ("expression", "message"),
     [
-        ("1 / 0", "division by zero"),
         ("x + 1", "'x' is not arithmetic"),
         ("__import__('os').getcwd()", "is not arithmetic"),
         ("True + 1", "booleans are not numbers"),
@@ -58,6 +57,15 @@ def test_calculate_refuses_with_a_coded_failure(expression: str, message: str):
         calculate(expression)
     assert caught.value.code == "INVALID_ARGS"
     assert message in caught.value.message
+
+
+def test_a_division_by_zero_has_no_result_rather_than_a_bad_argument():
+    """No corrected expression divides by zero: REQUEST_IMPOSSIBLE, which neither the
+    argument repair nor the error retry sends back to the model."""
+    with pytest.raises(ToolFailure) as caught:
+        calculate("10 / (5 - 5)")
+    assert caught.value.code == "REQUEST_IMPOSSIBLE"
+    assert "division by zero" in caught.value.message
 
 
 def test_notebook_is_per_session_and_idempotent_per_call():
