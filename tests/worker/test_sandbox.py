@@ -14,15 +14,11 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-import temporalio.converter
-from temporalio.api.common.v1 import Payloads
-from temporalio.api.failure.v1 import Failure
 from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer, Worker, WorkflowInstanceDetails
+from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
-from temporalio.worker.workflow_sandbox._runner import _fake_info
-from temporalio.workflow import _Definition
 
+from bench.session_start_cost import probe_details
 from durable_loop.testing.history import replay_failures
 from durable_loop.worker.plugin import DurableLoopPlugin
 from durable_loop.worker.sandbox import passthrough_modules, workflow_helper_modules
@@ -44,27 +40,9 @@ def plugin_runner(**options: bool) -> SandboxedWorkflowRunner:
     return runner
 
 
-def details(workflow: type) -> WorkflowInstanceDetails:
-    default = temporalio.converter.DataConverter.default
-    return WorkflowInstanceDetails(
-        payload_converter_factory=default._new_payload_converter,
-        failure_converter_class=default.failure_converter_class,
-        interceptor_classes=[],
-        defn=_Definition.must_from_class(workflow),
-        info=_fake_info,
-        randomness_seed=-1,
-        extern_functions={},
-        disable_eager_activity_execution=False,
-        worker_level_failure_exception_types=[],
-        patch_activation_callback=None,
-        last_completion_result=Payloads(),
-        last_failure=Failure(),
-    )
-
-
 def sandbox_modules(runner: SandboxedWorkflowRunner, workflow: type) -> dict[str, ModuleType]:
     """The modules one new workflow run sees (its sandbox's sys.modules)."""
-    instance = runner.create_instance(details(workflow))
+    instance = runner.create_instance(probe_details(workflow))
     return instance.importer.new_modules  # type: ignore[attr-defined]
 
 

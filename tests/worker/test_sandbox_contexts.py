@@ -7,9 +7,10 @@ import dataclasses
 
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from bench.session_start_cost import probe_details
 from durable_loop.worker.sandbox import ContextsOutsideRunner, sandboxed_runner
 from durable_loop.workflows.session import SessionWorkflow
-from tests.worker.test_sandbox import details, plugin_runner
+from tests.worker.test_sandbox import plugin_runner
 
 
 class UsersRunner(SandboxedWorkflowRunner):
@@ -23,9 +24,9 @@ def test_the_plugin_runs_workflows_with_contexts_read_outside():
 
 
 async def test_contexts_read_outside_are_the_sdks():
-    ours = plugin_runner().create_instance(details(SessionWorkflow))
+    ours = plugin_runner().create_instance(probe_details(SessionWorkflow))
     sdks = SandboxedWorkflowRunner(restrictions=plugin_runner().restrictions).create_instance(
-        details(SessionWorkflow)
+        probe_details(SessionWorkflow)
     )
     context = ours.get_serialization_context(None)
     assert context is not None
