@@ -5,11 +5,7 @@ from __future__ import annotations
 from temporalio import activity
 
 from durable_loop.core import names
-from durable_loop.core.contracts import (
-    AppendItem,
-    WriteMessagesInput,
-    WriteMessagesOutput,
-)
+from durable_loop.core.activity_contracts import AppendItem, WriteMessagesInput, WriteMessagesOutput
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.messages import Message

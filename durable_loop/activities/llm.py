@@ -20,13 +20,13 @@ from durable_loop.activities.heartbeat import heartbeating
 from durable_loop.activities.llm_stream import ChunkWriter
 from durable_loop.activities.turn_history import turn_history
 from durable_loop.core import names
+from durable_loop.core.activity_contracts import LlmTurnInput, LlmTurnOutput, ToolCallSummary
 from durable_loop.core.canonical_json import (
     arguments_fingerprint,
     largest_string,
     utf8_len,
 )
 from durable_loop.core.context_window import ContextReport
-from durable_loop.core.contracts import LlmTurnInput, LlmTurnOutput, ToolCallSummary
 from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.providers.base import fill_missing_call_ids
 from durable_loop.core.registry import ToolRegistry

@@ -13,7 +13,7 @@ from temporalio import activity
 
 from durable_loop.activities.tools import ToolActivities
 from durable_loop.core import names
-from durable_loop.core.contracts import ToolRunInput, ToolRunOutput
+from durable_loop.core.activity_contracts import ToolRunInput, ToolRunOutput
 
 
 class LongToolActivities:

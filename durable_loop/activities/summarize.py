@@ -13,8 +13,8 @@ from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.gateway import LlmGateway
 from durable_loop.core import names
+from durable_loop.core.activity_contracts import SummarizeInput, SummarizeOutput
 from durable_loop.core.context_window import summary_message
-from durable_loop.core.contracts import SummarizeInput, SummarizeOutput
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.plan import PromptPlan

@@ -9,13 +9,13 @@ from temporalio import activity
 from durable_loop.activities.dispatch import Dispatched, dispatch, with_warning
 from durable_loop.activities.heartbeat import heartbeating
 from durable_loop.core import names
-from durable_loop.core.canonical_json import canonical_dumps
-from durable_loop.core.contracts import (
+from durable_loop.core.activity_contracts import (
     ListToolsInput,
     ToolCatalogOutput,
     ToolRunInput,
     ToolRunOutput,
 )
+from durable_loop.core.canonical_json import canonical_dumps
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.messages import Message, StoredMessage

@@ -3,8 +3,8 @@ whole transcript when a context window bounds it."""
 
 from __future__ import annotations
 
+from durable_loop.core.activity_contracts import LlmTurnInput
 from durable_loop.core.context_window import message_chars
-from durable_loop.core.contracts import LlmTurnInput
 from durable_loop.core.messages import StoredMessage
 from durable_loop.core.request import TurnHistory, covers
 from durable_loop.store import TranscriptStore

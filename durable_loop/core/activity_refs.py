@@ -11,14 +11,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel
 
 from durable_loop.core import names
-from durable_loop.core.approvals import (
-    READ_TOOL_CALLS,
-    ReadToolCallsInput,
-    ReadToolCallsOutput,
-)
-from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
-from durable_loop.core.budget import SessionChangeAudit, SessionChangeAudited
-from durable_loop.core.contracts import (
+from durable_loop.core.activity_contracts import (
     ListToolsInput,
     LlmTurnInput,
     LlmTurnOutput,
@@ -30,6 +23,13 @@ from durable_loop.core.contracts import (
     WriteMessagesInput,
     WriteMessagesOutput,
 )
+from durable_loop.core.approvals import (
+    READ_TOOL_CALLS,
+    ReadToolCallsInput,
+    ReadToolCallsOutput,
+)
+from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
+from durable_loop.core.budget import SessionChangeAudit, SessionChangeAudited
 from durable_loop.core.proposals import (
     FACTS_COMMIT,
     PROPOSAL_CLOSE,

@@ -21,8 +21,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
+from durable_loop.core.activity_contracts import ToolCallSummary
 from durable_loop.core.canonical_json import canonical_dumps, largest_string, strict_loads
-from durable_loop.core.contracts import ToolCallSummary
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.messages import Message, Usage

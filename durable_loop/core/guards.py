@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from durable_loop.core.activity_contracts import ToolCallSummary
 from durable_loop.core.config import RuntimeConfig
-from durable_loop.core.contracts import ToolCallSummary
 from durable_loop.core.errors import CodedError, ErrorCode
 
 Action = Literal["execute", "reject", "reuse"]

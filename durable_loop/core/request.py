@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
+from durable_loop.core.activity_contracts import LlmTurnInput
 from durable_loop.core.context_window import (
     ContextReport,
     TranscriptItem,
     build_context,
     tools_chars,
 )
-from durable_loop.core.contracts import LlmTurnInput
 from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.providers import ADAPTERS, ProviderAdapter, ProviderRequest

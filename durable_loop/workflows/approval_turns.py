@@ -15,14 +15,10 @@ from typing import Protocol
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from durable_loop.core.activity_contracts import ToolCallSummary, ToolRunOutput
     from durable_loop.core.approvals import PendingToolCall, ToolCallDecided
     from durable_loop.core.config import SessionSettings
-    from durable_loop.core.contracts import (
-        ParkedMessage,
-        RunResult,
-        ToolCallSummary,
-        ToolRunOutput,
-    )
+    from durable_loop.core.contracts import ParkedMessage, RunResult
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.guards import CallDecision
 

@@ -16,9 +16,9 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
+    from durable_loop.core.activity_contracts import LlmTurnOutput, SummarizeInput
     from durable_loop.core.activity_refs import SUMMARIZE_CONTEXT
     from durable_loop.core.config import RuntimeConfig
-    from durable_loop.core.contracts import LlmTurnOutput, SummarizeInput
     from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.errors import ErrorCode
     from durable_loop.core.messages import Usage

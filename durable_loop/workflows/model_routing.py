@@ -24,14 +24,13 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
+    from durable_loop.core.activity_contracts import LlmTurnInput, LlmTurnOutput
     from durable_loop.core.budget import BUDGET_COMMAND
     from durable_loop.core.catalog import refuse_unreliable_enforced
     from durable_loop.core.circuit import CircuitBreaker, skipped_error
     from durable_loop.core.config import RuntimeConfig, SessionSettings
     from durable_loop.core.contracts import (
         FallbackRecord,
-        LlmTurnInput,
-        LlmTurnOutput,
         RunResult,
         SwitchModelRequest,
         SwitchModelResult,

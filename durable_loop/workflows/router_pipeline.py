@@ -26,6 +26,7 @@ from temporalio.workflow import ActivityCancellationType
 with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
 
+    from durable_loop.core.activity_contracts import AppendItem, LlmTurnOutput, ToolCallSummary
     from durable_loop.core.activity_refs import ROUTER_ANSWER, ROUTER_STEP
     from durable_loop.core.canonical_json import (
         arguments_fingerprint,
@@ -33,12 +34,7 @@ with workflow.unsafe.imports_passed_through():
         utf8_len,
     )
     from durable_loop.core.config import ToolUseMode
-    from durable_loop.core.contracts import (
-        AppendItem,
-        LlmTurnOutput,
-        RunResult,
-        ToolCallSummary,
-    )
+    from durable_loop.core.contracts import RunResult
     from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.messages import Message, ToolCall

@@ -16,6 +16,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
+    from durable_loop.core.activity_contracts import ListToolsInput
     from durable_loop.core.activity_refs import LIST_TOOLS
     from durable_loop.core.approvals import UPDATE_MESSAGE_RESULT, MessageResultRequest
     from durable_loop.core.budget import budget_of
@@ -24,7 +25,6 @@ with workflow.unsafe.imports_passed_through():
         CancelMessageRequest,
         CarriedState,
         CloseRequest,
-        ListToolsInput,
         ParkedMessage,
         RunResult,
         SessionEnd,

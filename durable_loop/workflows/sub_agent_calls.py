@@ -30,16 +30,15 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
 
     from durable_loop.core import names
+    from durable_loop.core.activity_contracts import AppendItem, ToolRunOutput
     from durable_loop.core.activity_refs import READ_TOOL_CALLS_REF
     from durable_loop.core.approvals import ReadToolCallsInput, ToolCallDecided, schema_problems
     from durable_loop.core.config import RuntimeConfig, SessionSettings
     from durable_loop.core.contracts import (
-        AppendItem,
         CancelMessageRequest,
         ChildSessionInput,
         ChildSessionResult,
         RunResult,
-        ToolRunOutput,
     )
     from durable_loop.core.envelope import Envelope
     from durable_loop.core.errors import CodedError, ErrorCode

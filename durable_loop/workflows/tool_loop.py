@@ -15,23 +15,20 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.core.activity_refs import LLM_TURN, WRITE_MESSAGES
-    from durable_loop.core.approvals import ToolCallDecided
-    from durable_loop.core.circuit import BreakerState, CircuitBreaker
-    from durable_loop.core.config import SessionSettings, ToolUseMode
-    from durable_loop.core.contracts import (
+    from durable_loop.core.activity_contracts import (
         AppendItem,
         LlmTurnInput,
         LlmTurnOutput,
-        ParkedMessage,
-        RunResult,
-        TailEntry,
-        ToolOutcome,
         ToolRunInput,
         ToolRunOutput,
         TranscriptRef,
         WriteMessagesInput,
     )
+    from durable_loop.core.activity_refs import LLM_TURN, WRITE_MESSAGES
+    from durable_loop.core.approvals import ToolCallDecided
+    from durable_loop.core.circuit import BreakerState, CircuitBreaker
+    from durable_loop.core.config import SessionSettings, ToolUseMode
+    from durable_loop.core.contracts import ParkedMessage, RunResult, TailEntry, ToolOutcome
     from durable_loop.core.dedup import dedupe_plan, record_result
     from durable_loop.core.envelope import Envelope
     from durable_loop.core.errors import CodedError, ErrorCode

@@ -22,9 +22,9 @@ from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
+    from durable_loop.core.activity_contracts import ToolRunInput, ToolRunOutput
     from durable_loop.core.activity_refs import RUN_LONG_TOOL, RUN_TOOL
     from durable_loop.core.config import RuntimeConfig
-    from durable_loop.core.contracts import ToolRunInput, ToolRunOutput
     from durable_loop.core.tools import ToolSpec
 from durable_loop.workflows.activity_calls import run_activity, run_local_activity
 

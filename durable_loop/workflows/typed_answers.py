@@ -14,8 +14,9 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from durable_loop.core.activity_contracts import LlmTurnOutput
     from durable_loop.core.config import LoopStrategy, SessionSettings
-    from durable_loop.core.contracts import LlmTurnOutput, ParkedMessage, RunResult, UserMessage
+    from durable_loop.core.contracts import ParkedMessage, RunResult, UserMessage
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.messages import Message
     from durable_loop.core.typed_output import OutputSchema, judge_answer, retry_text

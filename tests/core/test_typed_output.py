@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
+from durable_loop.core.activity_contracts import LlmTurnInput, TranscriptRef
 from durable_loop.core.config import RuntimeConfig
-from durable_loop.core.contracts import LlmTurnInput, RunResult, TranscriptRef, UserMessage
+from durable_loop.core.contracts import RunResult, UserMessage
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import CodedError
 from durable_loop.core.messages import Message, ToolCall

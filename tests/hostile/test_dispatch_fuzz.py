@@ -22,8 +22,8 @@ from durable_loop.activities.dispatch import (
     validate_arguments,
 )
 from durable_loop.activities.tools import summarize_result
+from durable_loop.core.activity_contracts import ToolRunInput
 from durable_loop.core.canonical_json import arguments_fingerprint
-from durable_loop.core.contracts import ToolRunInput
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.messages import Message, StoredMessage

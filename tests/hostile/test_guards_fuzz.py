@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from durable_loop.core.activity_contracts import ToolCallSummary
 from durable_loop.core.canonical_json import arguments_fingerprint, utf8_len
 from durable_loop.core.config import RuntimeConfig
-from durable_loop.core.contracts import ToolCallSummary
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.guards import call_key, plan_turn
 from tests.hostile.budget import fuzz, hit

@@ -8,7 +8,7 @@ import uuid
 import pytest_asyncio
 
 from durable_loop.activities.appends import REUSED_WARNING, write_appends
-from durable_loop.core.contracts import AppendItem
+from durable_loop.core.activity_contracts import AppendItem
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.messages import Message, ToolCall
 from durable_loop.store import StoreConfig, open_store, transcript

@@ -16,7 +16,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from durable_loop.core import names
-from durable_loop.core.contracts import LlmTurnInput
+from durable_loop.core.activity_contracts import LlmTurnInput
 from durable_loop.testing.history import EventType, events_of, replay_failures
 
 HISTORY = Path(__file__).parent / "histories" / "notes_after_user_message.json"

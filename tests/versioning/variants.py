@@ -14,12 +14,8 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
-    from durable_loop.core.contracts import (
-        ListToolsInput,
-        SessionEnd,
-        SessionInput,
-        ToolCatalogOutput,
-    )
+    from durable_loop.core.activity_contracts import ListToolsInput, ToolCatalogOutput
+    from durable_loop.core.contracts import SessionEnd, SessionInput
     from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.session import SessionWorkflow

@@ -22,7 +22,8 @@ from durable_loop.client.trace.models import (
     Trace,
     TurnRow,
 )
-from durable_loop.core.contracts import AppendItem, RunResult, ToolCallSummary
+from durable_loop.core.activity_contracts import AppendItem, ToolCallSummary
+from durable_loop.core.contracts import RunResult
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.messages import StoredMessage, Usage

@@ -14,14 +14,14 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from durable_loop.client.trace.models import DecodedRun, LlmCall, RepairRun, ToolRun
 from durable_loop.core import names
-from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
-from durable_loop.core.contracts import (
+from durable_loop.core.activity_contracts import (
     LlmTurnInput,
     LlmTurnOutput,
-    RunResult,
     ToolRunInput,
     ToolRunOutput,
 )
+from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
+from durable_loop.core.contracts import RunResult
 from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.sub_agents import SUB_AGENT_WORKFLOW
 

@@ -6,15 +6,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
-from durable_loop.core.contracts import (
+from durable_loop.core.activity_contracts import (
     LlmTurnInput,
     LlmTurnOutput,
-    RunResult,
-    RunStatus,
     ToolRunInput,
     ToolRunOutput,
 )
+from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
+from durable_loop.core.contracts import RunResult, RunStatus
 from durable_loop.core.errors import CodedError
 from durable_loop.core.messages import Usage
 

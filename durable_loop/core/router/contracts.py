@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
-from durable_loop.core.contracts import AppendItem
+from durable_loop.core.activity_contracts import AppendItem
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.messages import Usage
 from durable_loop.core.pipeline_trace import PipelineTrace

@@ -9,7 +9,7 @@ from contextvars import ContextVar
 
 from pydantic import BaseModel
 
-from durable_loop.core.contracts import LlmTurnInput, ToolRunInput
+from durable_loop.core.activity_contracts import LlmTurnInput, ToolRunInput
 from durable_loop.core.proposals import SettleInput
 
 

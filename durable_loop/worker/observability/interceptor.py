@@ -25,7 +25,7 @@ from temporalio.worker import (
 from temporalio.worker import WorkflowInboundInterceptor as _WorkflowInbound
 
 from durable_loop.core import names
-from durable_loop.core.contracts import LlmTurnInput, LlmTurnOutput, ToolRunOutput
+from durable_loop.core.activity_contracts import LlmTurnInput, LlmTurnOutput, ToolRunOutput
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import FACTS_COMMIT, PROPOSAL_CLOSE, SettleOutput
 from durable_loop.worker.observability.context import Subject, about, subject_of

@@ -17,7 +17,7 @@ from temporalio.worker import (
 )
 
 from durable_loop.core import names
-from durable_loop.core.contracts import LlmTurnInput
+from durable_loop.core.activity_contracts import LlmTurnInput
 
 
 def fallback_attributes(inp: LlmTurnInput) -> dict[str, str]:

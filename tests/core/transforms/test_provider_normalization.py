@@ -1,6 +1,6 @@
 """Provider-level normalisation is on by default and can be turned off for strict reads."""
 
-from durable_loop.core.contracts import LlmTurnInput, TranscriptRef
+from durable_loop.core.activity_contracts import LlmTurnInput, TranscriptRef
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.transforms.defaults import (
     OPENAI_SHAPE,
