@@ -51,6 +51,7 @@ with workflow.unsafe.imports_passed_through():
         ExecutorCall,
         RouterDecision,
         StepFailure,
+        clarify_of_named_argument,
         clarify_question,
         parse_executor,
         parse_router,
@@ -69,6 +70,7 @@ from durable_loop.workflows.tool_loop import (
 
 Parsed = TypeVar("Parsed", RouterDecision, ExecutorCall)
 GROUNDED_ARGUMENTS_PATCH = "router-grounded-arguments"
+CLARIFY_NAMED_ARGUMENT_PATCH = "router-clarify-names-its-argument"
 StepKind = Literal["route", "execute"]
 
 
@@ -86,9 +88,7 @@ class RouterPipeline(MessageLoop):
             if not self.visible or self.config.tool_use_mode is ToolUseMode.DISABLED:
                 self.trace.choice = "none"
                 return await self._answer("answer", user_seq)
-            decision = await self._ask(
-                "route", user_seq, lambda out: parse_router(out, self._visible_specs())
-            )
+            decision = await self._ask("route", user_seq, self._parse_route)
             if decision is None:
                 return self.result
             self.trace.choice, self.trace.tool = decision.choice, decision.tool
@@ -122,6 +122,18 @@ class RouterPipeline(MessageLoop):
         keep = self.config.router.context_messages
         earlier = [e.preview for e in self.cursor.tail if e.role in ("user", "assistant")]
         return [text, *(earlier[-keep - 1 :] if keep else [])]
+
+    def _parse_route(self, out: str) -> RouterDecision | StepFailure:
+        """The router's answer; a clarify whose question names one tool's required
+        argument counts as a clarify for that tool (patch
+        ``router-clarify-names-its-argument``) instead of going to the repair prompt."""
+        specs = self._visible_specs()
+        decision = parse_router(out, specs)
+        if isinstance(decision, StepFailure):
+            named = clarify_of_named_argument(out, specs)
+            if named is not None and workflow.patched(CLARIFY_NAMED_ARGUMENT_PATCH):
+                return named
+        return decision
 
     def _visible_specs(self) -> list[ToolSpec]:
         return [self.specs[name] for name in self.visible]

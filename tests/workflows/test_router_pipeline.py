@@ -161,6 +161,23 @@ async def test_clarify_asks_for_the_missing_identifier_without_running_anything(
     assert [m.message.role for m in stored] == ["user", "assistant"]
 
 
+async def test_a_clarify_naming_the_argument_needs_no_tool_and_no_repair(loop_worker, scripted_llm):
+    """The small router's usual clarify leaves "tool" null; its question names
+    flight_number, so it is a clarify for flight_status, with no repair request (patch
+    ``router-clarify-names-its-argument``)."""
+    result, _, requests, _ = await run(
+        loop_worker,
+        scripted_llm,
+        [route("clarify", None, "What is the flight number of your flight?")],
+        "Has my plane landed?",
+    )
+    assert result.status == "completed", result
+    assert result.reply == "What is the flight number of your flight?"
+    assert len(requests) == 1 and result.tool_calls == []
+    assert (result.pipeline.choice, result.pipeline.tool) == ("clarify", "flight_status")
+    assert result.pipeline.router_attempts == 1
+
+
 async def test_an_invented_identifier_is_asked_for_instead_of_called(loop_worker, scripted_llm):
     """The router picked a tool although the message gives no flight number, and the
     executor made one up: the call is not run, the reply asks for the number (patch

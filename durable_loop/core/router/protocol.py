@@ -163,6 +163,41 @@ def parse_router(text: str, specs: list[ToolSpec]) -> RouterDecision | StepFailu
     return decision
 
 
+def _required(spec: ToolSpec) -> list[str]:
+    raw = spec.parameters.get("required")
+    return [str(r) for r in raw] if isinstance(raw, list) else []
+
+
+def clarify_of_named_argument(text: str, specs: list[ToolSpec]) -> RouterDecision | None:
+    """A ``clarify`` without a tool whose question asks for exactly one tool's required
+    argument, read as a clarify for that tool; else None.
+
+    A small router asked whether a lookup is possible writes ``{"choice": "clarify",
+    "tool": null, "question": "What is the flight number?"}``: the right choice, its tool
+    left out. The question names the argument (every word of ``flight_number``), which
+    identifies the tool as well as the model could have; without a match the output
+    stays invalid and goes to the repair prompt.
+    """
+    extracted = extract_json(text)
+    if isinstance(extracted, StepFailure) or not isinstance(extracted.value, dict):
+        return None
+    value = extracted.value
+    question = value.get("question")
+    names = [s.name for s in specs]
+    if value.get("choice") != "clarify" or value.get("tool") in names:
+        return None
+    if not isinstance(question, str):
+        return None
+    words = set(re.findall(r"[a-z0-9]+", question.lower()))
+    asked = [
+        s.name for s in specs if any(set(arg.lower().split("_")) <= words for arg in _required(s))
+    ]
+    if len(asked) != 1:
+        return None
+    decision = parse_router(json.dumps({**value, "tool": asked[0]}), specs)
+    return decision if isinstance(decision, RouterDecision) else None
+
+
 def executor_schema(spec: ToolSpec) -> dict[str, JsonValue]:
     """The executor's envelope; ``args`` is then checked against the tool's own schema
     (kept separate so its ``$ref``s resolve against its own root)."""
@@ -218,8 +253,7 @@ def ungrounded_arguments(call: ExecutorCall, spec: ToolSpec, said: list[str]) ->
     conversation shown to the executor) was guessed. Dates and times are left out: "tomorrow"
     legitimately becomes digits.
     """
-    raw_required = spec.parameters.get("required")
-    required = [str(r) for r in raw_required] if isinstance(raw_required, list) else []
+    required = _required(spec)
     properties = spec.parameters.get("properties")
     props = properties if isinstance(properties, dict) else {}
     heard = " ".join(_DIGIT_GAP.sub("", text) for text in said)

@@ -42,6 +42,7 @@ from durable_loop.core.router.protocol import (
     Extracted,
     RouterDecision,
     StepFailure,
+    clarify_of_named_argument,
     extract_json,
     parse_executor,
     parse_router,
@@ -234,6 +235,8 @@ class RoutingBench:
             if spec is None:
                 outcome.router_ms += reply.latency_ms
                 parsed = parse_router(reply.text, self.specs)
+                if isinstance(parsed, StepFailure):  # as the pipeline reads it
+                    parsed = clarify_of_named_argument(reply.text, self.specs) or parsed
             else:
                 outcome.executor_ms += reply.latency_ms
                 parsed = parse_executor(reply.text, spec)

@@ -6,6 +6,7 @@ from durable_loop.core.router.protocol import (
     ExecutorCall,
     RouterDecision,
     StepFailure,
+    clarify_of_named_argument,
     clarify_question,
     extract_json,
     is_strict_json,
@@ -79,6 +80,45 @@ def test_clarify_is_only_for_a_missing_identifier():
         [*SPECS, no_identifier],
     )
     assert isinstance(refused, StepFailure) and "only for a missing identifier" in refused.message
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        ("What is the flight number of your flight?", "flight_status"),
+        ("Which flight number?", "flight_status"),
+        ("What is your tracking id?", "package_track"),
+        ("What would you like a haiku about?", None),  # names no argument
+        ("What is the tracking number?", None),  # tracking_id needs "id" too
+    ],
+)
+def test_a_clarify_without_a_tool_is_read_by_the_argument_its_question_names(question, tool):
+    text = route({"choice": "clarify", "tool": None, "question": question})
+    assert isinstance(parse_router(text, SPECS), StepFailure)
+    named = clarify_of_named_argument(text, SPECS)
+    expected = (
+        None if tool is None else RouterDecision(choice="clarify", tool=tool, question=question)
+    )
+    assert named == expected
+
+
+def test_only_a_clarify_without_a_known_tool_is_read_that_way():
+    for value in (
+        {"choice": "none", "tool": None, "question": "What is the flight number?"},
+        {"choice": "clarify", "tool": "flight_status", "question": None},
+        {"choice": "clarify", "tool": None, "question": None},
+    ):
+        assert clarify_of_named_argument(route(value), SPECS) is None
+    assert clarify_of_named_argument("no JSON here", SPECS) is None
+    twins = [
+        ToolSpec(
+            name=name,
+            parameters={"type": "object", "required": ["order_id"], "properties": {}},
+        )
+        for name in ("refund_order", "track_order")
+    ]
+    ambiguous = route({"choice": "clarify", "tool": None, "question": "Your order id?"})
+    assert clarify_of_named_argument(ambiguous, twins) is None
 
 
 def test_none_drops_whatever_else_was_said():
