@@ -24,7 +24,7 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 from durable_loop.core.errors import HTTP_STATUS_PREFIX, ErrorCode
 from durable_loop.core.retry import RetrySettings
-from durable_loop.workflows.tool_loop import retry_policy
+from durable_loop.workflows.activity_calls import retry_policy
 
 
 def is_coded(error_type: str | None) -> bool:

@@ -28,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
 
 from durable_loop.workflows.activity_calls import run_activity
 from durable_loop.workflows.refusals import refuse
-from durable_loop.workflows.tool_loop import SessionCursor
+from durable_loop.workflows.session_cursor import SessionCursor
 
 AUDIT_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=60)

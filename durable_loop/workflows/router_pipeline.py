@@ -59,14 +59,14 @@ with workflow.unsafe.imports_passed_through():
     )
     from durable_loop.core.tools import ToolSpec
 
-from durable_loop.workflows.activity_calls import run_activity
-from durable_loop.workflows.run_control import MessageCancelled
-from durable_loop.workflows.tool_loop import (
+from durable_loop.workflows.activity_calls import (
     LLM_NON_RETRYABLE,
-    MessageLoop,
     failure_of,
     retry_policy,
+    run_activity,
 )
+from durable_loop.workflows.run_control import MessageCancelled
+from durable_loop.workflows.tool_loop import MessageLoop
 
 Parsed = TypeVar("Parsed", RouterDecision, ExecutorCall)
 GROUNDED_ARGUMENTS_PATCH = "router-grounded-arguments"

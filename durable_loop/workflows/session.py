@@ -50,8 +50,9 @@ from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.refusals import refuse
 from durable_loop.workflows.router_pipeline import RouterPipeline
 from durable_loop.workflows.run_control import RunControl, cancelled
+from durable_loop.workflows.session_cursor import SessionCursor
 from durable_loop.workflows.sub_agent_children import SubAgentChildren, SubAgentHandlers
-from durable_loop.workflows.tool_loop import MessageLoop, SessionCursor
+from durable_loop.workflows.tool_loop import MessageLoop
 from durable_loop.workflows.typed_answers import (
     TypedAnswer,
     admitted_schema,

@@ -10,8 +10,7 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+from temporalio.exceptions import ActivityError, TimeoutError
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
@@ -26,7 +25,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from durable_loop.core.activity_refs import LLM_TURN, WRITE_MESSAGES
     from durable_loop.core.approvals import ToolCallDecided
-    from durable_loop.core.circuit import BreakerState, CircuitBreaker
+    from durable_loop.core.circuit import CircuitBreaker
     from durable_loop.core.config import SessionSettings, ToolUseMode
     from durable_loop.core.contracts import ParkedMessage, RunResult, TailEntry, ToolOutcome
     from durable_loop.core.dedup import dedupe_plan, record_result
@@ -35,10 +34,15 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.guards import CallDecision, call_key, plan_turn
     from durable_loop.core.messages import Message, Usage
     from durable_loop.core.outcome import failure_text, judge_final, preview
-    from durable_loop.core.retry import RetrySettings
     from durable_loop.core.tools import ToolCatalog, visible_tool_names
 
-from durable_loop.workflows.activity_calls import run_activity, run_local_activity
+from durable_loop.workflows.activity_calls import (
+    LLM_NON_RETRYABLE,
+    failure_of,
+    retry_policy,
+    run_activity,
+    run_local_activity,
+)
 from durable_loop.workflows.approval_turns import HeldCalls
 from durable_loop.workflows.approvals import ApprovalBook
 from durable_loop.workflows.argument_repair import ArgumentRepairs
@@ -58,59 +62,11 @@ from durable_loop.workflows.run_control import (
     RunControl,
     cancelled,
 )
+from durable_loop.workflows.session_cursor import SessionCursor
 from durable_loop.workflows.sub_agent_calls import run_sub_agent
 from durable_loop.workflows.sub_agent_children import SubAgentChildren
 from durable_loop.workflows.tool_placement import heartbeat_timeout, run_tool_activity
 from durable_loop.workflows.typed_answers import TypedAnswer
-
-LLM_NON_RETRYABLE: list[str] = [
-    ErrorCode.PROVIDER_AUTH,
-    ErrorCode.PROVIDER_BAD_REQUEST,
-    ErrorCode.PROVIDER_BAD_RESPONSE,
-]
-
-
-def retry_policy(settings: RetrySettings, non_retryable: list[str] | None = None) -> RetryPolicy:
-    return RetryPolicy(
-        initial_interval=settings.initial_interval(),
-        backoff_coefficient=settings.backoff_coefficient,
-        maximum_interval=settings.maximum_interval(),
-        maximum_attempts=settings.maximum_attempts,
-        non_retryable_error_types=non_retryable or [],
-    )
-
-
-def failure_of(err: ActivityError) -> CodedError:
-    """Turn an activity failure into a coded error, keeping the provider's message."""
-    cause = err.cause
-    if isinstance(cause, ApplicationError):
-        return CodedError(code=cause.type or ErrorCode.PROVIDER_ERROR, message=cause.message)
-    if isinstance(cause, TimeoutError):
-        return CodedError(code=ErrorCode.PROVIDER_UNAVAILABLE, message="timed out")
-    return CodedError(code=ErrorCode.PROVIDER_ERROR, message=str(cause or err))
-
-
-class SessionCursor:
-    """Counters that outlive a message: transcript seq, global turn index, token usage."""
-
-    def __init__(self, next_seq: int, turn_index: int, usage: Usage) -> None:
-        self.next_seq = next_seq
-        self.turn_index = turn_index
-        self.usage = usage
-        self.tail: list[TailEntry] = []
-        self.dedup: dict[str, int] = {}
-        self.breaker = BreakerState()
-        self.summary_due: int | None = None
-        """Transcript seq before which a context summary is due (see context_summary)."""
-
-    def take_seq(self, count: int = 1) -> int:
-        first = self.next_seq
-        self.next_seq += count
-        return first
-
-    def remember(self, entry: TailEntry, keep: int) -> None:
-        self.tail.append(entry)
-        del self.tail[:-keep]
 
 
 class MessageLoop:
