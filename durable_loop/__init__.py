@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from durable_loop.client.codec.keys import KeyRing
     from durable_loop.client.connect import TemporalUnreachable, connect
     from durable_loop.client.history import fetch_histories
+    from durable_loop.client.progress import Progress
     from durable_loop.client.proposals import ProposalClient, ProposalNotPending
-    from durable_loop.client.sessions import Progress, SessionClient
+    from durable_loop.client.sessions import SessionClient
     from durable_loop.client.settings import TemporalSettings
     from durable_loop.client.streaming import StreamEvent, send_streaming
     from durable_loop.client.tool_approvals import ToolApprovalClient, ToolCallNotPending
@@ -147,7 +148,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolCallDecision",
     ),
     # the client
-    "durable_loop.client.sessions": ("Progress", "SessionClient"),
+    "durable_loop.client.progress": ("Progress",),
+    "durable_loop.client.sessions": ("SessionClient",),
     "durable_loop.client.proposals": ("ProposalClient", "ProposalNotPending"),
     "durable_loop.client.tool_approvals": ("ToolApprovalClient", "ToolCallNotPending"),
     "durable_loop.client.streaming": ("StreamEvent", "send_streaming"),

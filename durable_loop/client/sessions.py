@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import JsonValue
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
+from durable_loop.client.progress import Progress, follow_message
 from durable_loop.client.proposals import ProposalClient
 from durable_loop.client.search_attributes import registered
 from durable_loop.client.streaming import (
     StreamEvent,
     send_streaming,
-    stop_waiting,
-    text_event,
 )
 from durable_loop.client.tool_approvals import ToolApprovalClient
 from durable_loop.client.trace.arguments import ARGS_CHARS
@@ -44,7 +44,6 @@ from durable_loop.core.contracts import (
     SessionStatus,
     SwitchModelRequest,
     SwitchModelResult,
-    TailEntry,
     TailRequest,
     TranscriptTail,
     UserMessage,
@@ -59,21 +58,8 @@ from durable_loop.core.proposals import (
 )
 from durable_loop.core.settings_digest import differing, settings_digest
 from durable_loop.core.typed_output import OutputSchema
-from durable_loop.store.stream import StreamChunk, StreamStore
+from durable_loop.store.stream import StreamStore
 from durable_loop.workflows.visibility import MEMO_SESSION, MEMO_TITLE, PENDING_QUERY
-
-
-class Progress(BaseModel):
-    """One event while a message runs: a new transcript entry (tool calls and results as
-    they happen), a new pending proposal, or the final result (always last)."""
-
-    kind: Literal["entry", "proposal", "text", "result"]
-    entry: TailEntry | None = None
-    proposal: PendingProposal | None = None
-    text: StreamEvent | None = Field(
-        default=None, description="Assistant text as it is generated (stream_replies)"
-    )
-    result: RunResult | None = None
 
 
 @dataclass(frozen=True)
@@ -402,44 +388,20 @@ class SessionClient:
                 interrupt=interrupt,
                 output_schema=typed,
             )
-        task = asyncio.ensure_future(call)
-        loop = asyncio.get_running_loop()
-        reading: asyncio.Future[list[StreamChunk]] | None = None
-        try:
-            while True:
-                # Text as soon as it is written (StreamStore.wait_for); Queries every poll_s.
-                next_poll = loop.time() + poll_s
-                while not task.done() and (left := next_poll - loop.time()) > 0:
-                    if chunks is None:
-                        await asyncio.wait({task}, timeout=left)
-                        continue
-                    reading = asyncio.ensure_future(chunks.wait_for(session_id, after_chunk, left))
-                    await asyncio.wait({task, reading}, return_when=asyncio.FIRST_COMPLETED)
-                    for chunk in await stop_waiting(reading):
-                        after_chunk = chunk.id
-                        if chunk.text:
-                            yield Progress(kind="text", text=text_event(chunk))
-                    reading = None
-                finished = task.done()  # read once more after the end: nothing is left behind
-                for chunk in await chunks.read(session_id, after_id=after_chunk) if chunks else []:
-                    after_chunk = chunk.id
-                    if chunk.text:
-                        yield Progress(kind="text", text=text_event(chunk))
-                for entry in (await self.tail(session_id, limit=100)).entries:
-                    if entry.seq > seen_seq:
-                        seen_seq = entry.seq
-                        yield Progress(kind="entry", entry=entry)
-                for proposal in await self._pending_or_none(session_id):
-                    if proposal.proposal_id not in seen_proposals:
-                        seen_proposals.add(proposal.proposal_id)
-                        yield Progress(kind="proposal", proposal=proposal)
-                if finished:
-                    yield Progress(kind="result", result=task.result())
-                    return
-        finally:
-            if reading is not None:
-                await stop_waiting(reading)
-            task.cancel()
+        events = follow_message(
+            asyncio.ensure_future(call),
+            session_id=session_id,
+            tail=lambda: self.tail(session_id, limit=100),
+            pending=lambda: self._pending_or_none(session_id),
+            seen_seq=seen_seq,
+            seen_proposals=seen_proposals,
+            chunks=chunks,
+            after_chunk=after_chunk,
+            poll_s=poll_s,
+        )
+        async with aclosing(events):
+            async for event in events:
+                yield event
 
     async def _pending_or_none(self, session_id: str) -> list[PendingProposal]:
         try:
