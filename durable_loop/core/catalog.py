@@ -36,6 +36,12 @@ class CatalogEntry(BaseModel):
     sampling: SamplingProfile | None = None
     workarounds: tuple[str, ...] = ()
     tool_calling_reliable: bool = False
+    schema_beside_tools: bool = Field(
+        default=True,
+        description="The server accepts a response_format json_schema in a request that also "
+        "offers tools; where not, a typed answer is asked for through the final_answer tool "
+        "whenever tools are offered (core.typed_output.request)",
+    )
     context_tokens: int | None = None
     notes: str = ""
 
@@ -189,6 +195,7 @@ CATALOG: tuple[CatalogEntry, ...] = (
         tags=("local", "small", "qwen"),
         sampling=LOCAL_GREEDY,
         workarounds=LOCAL_WORKAROUNDS,
+        schema_beside_tools=False,  # llama.cpp: HTTP 500 "Content path must be a string"
         context_tokens=4096,
         notes="one call per reply; repeats a call after its result while tools are sent",
     ),
@@ -199,6 +206,7 @@ CATALOG: tuple[CatalogEntry, ...] = (
         tags=("local", "small", "qwen"),
         sampling=LOCAL_GREEDY,
         workarounds=LOCAL_WORKAROUNDS,
+        schema_beside_tools=False,  # llama.cpp: HTTP 500 "Content path must be a string"
         context_tokens=4096,
         notes="about 3x faster than 1.5B, weaker answers",
     ),
@@ -223,6 +231,12 @@ def lookup(provider: str, model: str) -> CatalogEntry | None:
             if entry.names() & wanted:
                 return entry
     return None
+
+
+def schema_beside_tools(provider: str, model: str) -> bool:
+    """Whether the model's server takes a response schema beside tools (unknown: yes)."""
+    entry = lookup(provider, model)
+    return entry is None or entry.schema_beside_tools
 
 
 def with_tag(tag: str) -> list[CatalogEntry]:

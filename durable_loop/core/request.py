@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from durable_loop.core.activity_contracts import LlmTurnInput
+from durable_loop.core.catalog import schema_beside_tools
 from durable_loop.core.context_window import (
     ContextReport,
     TranscriptItem,
@@ -108,6 +109,7 @@ def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -
             tools=tools,
             tool_choice=tool_choice,
             options=options,
+            schema_beside_tools=schema_beside_tools(inp.endpoint.provider, inp.endpoint.model),
         )
     window = inp.endpoint.context_window
     unread = history.unread

@@ -141,6 +141,38 @@ def test_request_bodies_per_provider_and_untouched_without_a_schema():
     assert _turn("openai", SCHEMA, "tool")["tool_choice"]["function"]["name"] == "final_answer"
 
 
+def _local_turn(tools: ToolRegistry) -> dict:
+    """The packaged local model (llama.cpp answers HTTP 500 to a response schema beside
+    tools): its catalog entry says so, and the request asks by the final_answer tool."""
+    inp = LlmTurnInput(
+        transcript=TranscriptRef(session_id="s", upto_seq=1),
+        turn=1,
+        assistant_seq=1,
+        endpoint=LlmEndpoint(model="qwen2.5-coder-1.5b-instruct"),
+        tool_names=tools.names(),
+        send_tools=True,
+        output_schema=SCHEMA,
+    )
+    turn = plan_turn(tools, inp, TurnHistory(messages=[], unread=0, reply=None))
+    return encode_request(ADAPTERS["openai"], turn.plan, [Message.user("hi")], []).body
+
+
+def test_a_model_whose_server_rejects_a_schema_beside_tools_gets_the_tool_then():
+    with_tools = ToolRegistry()
+
+    @with_tools.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    body = _local_turn(with_tools)
+    assert "response_format" not in body
+    assert [t["function"]["name"] for t in body["tools"]] == ["add", FINAL_ANSWER_TOOL]
+    assert body["tool_choice"] == "required"
+    alone = _local_turn(ToolRegistry())
+    assert alone["response_format"]["json_schema"]["schema"] == SCHEMA and "tools" not in alone
+
+
 def test_response_format_stays_reserved_for_this_feature():
     endpoint = LlmEndpoint(model="m", llm_options={"response_format": {"type": "json_object"}})
     assert "response_format" not in endpoint.llm_options

@@ -15,8 +15,10 @@
 
 Anthropic has no ``response_format``: it always uses the tool. Gemini rejects a response
 schema beside function declarations on several models, so it uses the tool whenever the
-request carries tools. An endpoint's ``structured_output`` setting overrides the choice
-(``tool`` for OpenAI-compatible servers without ``json_schema`` support).
+request carries tools, and so does a model whose catalog entry says its server cannot take
+both (``schema_beside_tools=False``: llama.cpp answers HTTP 500). An endpoint's
+``structured_output`` setting overrides the choice (``tool`` for OpenAI-compatible servers
+without ``json_schema`` support).
 """
 
 from __future__ import annotations
@@ -41,12 +43,18 @@ TOOL_ONLY_PROVIDERS = frozenset({"anthropic"})
 ToolChoice: TypeAlias = str | dict[str, JsonValue] | None
 
 
-def output_mode(provider: str, preferred: OutputMode | None, *, has_tools: bool) -> OutputMode:
+def output_mode(
+    provider: str,
+    preferred: OutputMode | None,
+    *,
+    has_tools: bool,
+    schema_beside_tools: bool = True,
+) -> OutputMode:
     if provider in TOOL_ONLY_PROVIDERS:
         return "tool"
     if preferred is not None:
         return preferred
-    if provider == "gemini" and has_tools:
+    if has_tools and (provider == "gemini" or not schema_beside_tools):
         return "tool"
     return "native"
 
@@ -74,9 +82,14 @@ def shape_for_output(
     tools: list[ToolSpec],
     tool_choice: ToolChoice,
     options: dict[str, JsonValue],
+    schema_beside_tools: bool = True,
 ) -> tuple[list[ToolSpec], ToolChoice, dict[str, JsonValue]]:
-    """The request's tools, tool_choice and options once it asks for a typed answer."""
-    mode = output_mode(provider, preferred, has_tools=bool(tools))
+    """The request's tools, tool_choice and options once it asks for a typed answer;
+    ``schema_beside_tools=False`` (the model's catalog entry) uses the tool whenever
+    tools are offered."""
+    mode = output_mode(
+        provider, preferred, has_tools=bool(tools), schema_beside_tools=schema_beside_tools
+    )
     if mode == "native":
         options = dict(options)
         if provider == "gemini":
