@@ -8,16 +8,20 @@ not sent back that way:
   result, a person rejected the call, its approval expired): the model's reply, which
   should tell the person so, is the answer (behind the ``error-retry-skips-final-failures``
   patch, asked only when such a failure is the last one).
-* A call to a tool that was never offered (an invented ``say_hello`` for a greeting): the
-  model is told which tools exist and that it may answer directly, with its usual tool
-  choice, since the request may need no tool at all. The loop issues the same commands
-  either way, so this needs no patch.
+* A call to a tool that was never offered: the model is told which tools exist and that
+  it may answer directly. If the person's message names that tool, they asked for a tool
+  action and the retry still requires a call; if the model invented it (``say_hello``
+  for a greeting) the request may need no tool at all, and a required call would make
+  the model run a real one (a ``note_add`` of the greeting, seen on the local 1.5B), so
+  the model keeps its usual tool choice. The loop issues the same commands either way,
+  so this needs no patch.
 
 Deterministic workflow code.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from temporalio import workflow
@@ -51,6 +55,8 @@ class ErrorRetry:
         self.offered = offered
         self.used = 0
         self.last: Failure | None = None
+        self.request_text = ""
+        """The person's message (empty for a message resumed after approvals)."""
 
     def note(self, tool: str, codes: list[str], failure: str | None) -> None:
         """Called for every recorded call: a success clears the last failure."""
@@ -71,6 +77,9 @@ class ErrorRetry:
                 name=last.tool, tools=", ".join(self.offered)
             )
             self.last = None  # a direct answer after this is the answer
-            return RetryRequest(prompt=prompt, require_tool_call=False)
+            return RetryRequest(prompt=prompt, require_tool_call=self._named(last.tool))
         prompt = self.template.format(name=last.tool, error=last.text)
         return RetryRequest(prompt=prompt, require_tool_call=True)
+
+    def _named(self, tool: str) -> bool:
+        return re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", self.request_text) is not None

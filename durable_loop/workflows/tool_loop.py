@@ -133,6 +133,7 @@ class MessageLoop:
         # not a command: histories recorded before replay (tests/versioning).
         await self._append_outcome_notes()
         self._append(Message.user(text))
+        self.error_retry.request_text = text
         return await self._drive()
 
     async def resume(self, parked: ParkedMessage) -> RunResult:

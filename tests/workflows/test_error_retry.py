@@ -24,12 +24,12 @@ def tools_with_divide(log: ToolLog) -> ToolRegistry:
     return recording_tools(log).merged(extra)
 
 
-async def run_session(loop_worker, scripted_llm, steps, runtime=RETRYING):
+async def run_session(loop_worker, scripted_llm, steps, runtime=RETRYING, text="please"):
     model, sid, log = unique("m"), unique("s"), ToolLog()
     scripted_llm.script(model, steps)
     async with loop_worker(tools_with_divide(log)) as w:
         await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
-        result = await w.sessions.send(sid, "please")
+        result = await w.sessions.send(sid, text)
         stored = await w.store.read(sid)
     return result, scripted_llm.requests(model), stored
 
@@ -90,8 +90,10 @@ async def test_an_invented_tool_is_named_and_a_direct_answer_allowed(loop_worker
     assert [m.message.synthetic for m in stored if m.message.role == "user"] == [False, True]
 
 
-async def test_an_invented_tool_then_the_right_one_completes(loop_worker, scripted_llm):
-    result, _, _ = await run_session(
+async def test_a_missing_tool_the_person_named_still_requires_a_call(loop_worker, scripted_llm):
+    """The person asked for state_set by name: a tool action is wanted, so the retry names
+    the offered tools and requires a call."""
+    result, requests, _ = await run_session(
         loop_worker,
         scripted_llm,
         [
@@ -100,6 +102,9 @@ async def test_an_invented_tool_then_the_right_one_completes(loop_worker, script
             reply.tool_call("add", {"a": 2, "b": 3}, "right"),
             reply.text("5"),
         ],
+        text="Use state_set to add 2 and 3; if it does not exist, use another tool.",
     )
     assert result.status == "completed" and result.reply == "5"
     assert [(t.name, t.ok) for t in result.tool_calls] == [("state_set", False), ("add", True)]
+    assert requests[2].messages[-1]["content"].startswith("There is no tool named state_set.")
+    assert requests[2].body["tool_choice"] == "required"
