@@ -9,6 +9,7 @@ reply. These checks are pure; the loop decides what to do (see ``workflows/reply
 
 from __future__ import annotations
 
+import json
 import re
 
 from durable_loop.core.transforms.text_calls import TextCall, parse_json_calls, parse_tagged_calls
@@ -47,6 +48,30 @@ def text_call_of(text: str | None, known_tools: set[str]) -> TextCall | None:
 
 
 OPENERS = "{[<`"
+CUT_OFF_CALL = re.compile(r'^\s*(?:```[a-zA-Z]*\s*)?(?:<tool_call>\s*)?\{\s*"name"\s*:\s*"([^"]+)"')
+
+
+def cut_off_call_of(text: str | None, known_tools: set[str]) -> str | None:
+    """The tool a reply starts to call as JSON text (``{"name": "state_patch", "arguments":
+    {...`` cut off by the token limit, so it never parses as a call): its name, when it
+    is a known tool and the reply is no complete JSON value; else None."""
+    match = CUT_OFF_CALL.match(text or "")
+    if match is None or match.group(1) not in known_tools:
+        return None
+    try:
+        json.loads(text or "")
+    except ValueError:
+        return match.group(1)
+    return None
+
+
+def cut_off_call_message(name: str, recovered: bool) -> str:
+    after = " after a finalization request" if recovered else ""
+    return (
+        f"the final reply{after} was a call of {name} written as JSON text and cut off, not "
+        "an answer, so it was not returned; the recovery finalize_text_call_reply asks once "
+        "more for an answer"
+    )
 
 
 def has_no_words(text: str | None) -> bool:

@@ -9,7 +9,9 @@ that reply is a text call again (or the recovery is off) the message fails with
 ``REPLY_NOT_AN_ANSWER``.
 
 A non-blank reply without a single letter or digit (``{``: a call cut off as it started)
-is no answer either (patch ``reply-without-words``) and is handled the same way.
+is no answer either (patch ``reply-without-words``) and is handled the same way, as is a
+JSON call of a registered tool cut off by the token limit (``{"name": "state_patch",
+"arguments": {...``; patch ``reply-cut-off-call``).
 
 The named recovery ``finalize_after_repeat`` (behind the ``finalize-after-repeat`` patch)
 sends that finalization request as soon as the repeated-call guard answers a repeat: a
@@ -33,6 +35,8 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.config import RuntimeConfig
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.reply_check import (
+        cut_off_call_message,
+        cut_off_call_of,
         has_no_words,
         no_words_message,
         not_an_answer_message,
@@ -44,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
 PATCH_ID = "reply-not-a-text-call"
 REPEAT_PATCH_ID = "finalize-after-repeat"
 NO_WORDS_PATCH_ID = "reply-without-words"
+CUT_OFF_PATCH_ID = "reply-cut-off-call"
 FINALIZE_RECOVERY = "finalize_text_call_reply"
 FINALIZE_REPEAT_RECOVERY = "finalize_after_repeat"
 REFERRAL_RECOVERY = "call_referred_tool"
@@ -78,6 +83,9 @@ class ReplyGuard:
         call = text_call_of(text, self.registered)
         if call is None and has_no_words(text) and workflow.patched(NO_WORDS_PATCH_ID):
             return self._not_an_answer(no_words_message(text or "", recovered=self.finalized))
+        cut = None if call is not None else cut_off_call_of(text, self.registered)
+        if cut is not None and workflow.patched(CUT_OFF_PATCH_ID):
+            return self._not_an_answer(cut_off_call_message(cut, recovered=self.finalized))
         if call is None:
             return self._referral(text, offered)
         if not workflow.patched(PATCH_ID):

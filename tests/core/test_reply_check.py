@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from durable_loop.core.reply_check import (
+    cut_off_call_of,
     has_no_words,
     referred_tool,
     results_digest,
@@ -82,3 +83,19 @@ def test_a_reply_that_opens_a_structure_without_words_has_no_words():
     assert has_no_words("{\n") and has_no_words("```") and has_no_words(" [ ")
     assert not has_no_words("") and not has_no_words("   ") and not has_no_words("👍")
     assert not has_no_words('{"answer": 1}') and not has_no_words("It is 80.")
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ('{"name": "state_patch", "arguments": {"ops":[{"op":"replace"', "state_patch"),
+        ('```json\n{"name": "state_patch", "arguments": {', "state_patch"),
+        ('<tool_call>\n{"name": "state_patch", "arguments"', "state_patch"),
+        ('{"name": "state_set", "arguments": {', None),  # not a known tool
+        ('{"name": "state_patch", "arguments": {}}', None),  # complete: text_call_of's
+        ('The tool is {"name": "state_patch"', None),  # prose first
+        (None, None),
+    ],
+)
+def test_a_json_call_cut_off_by_the_token_limit_is_recognised(text, name) -> None:
+    assert cut_off_call_of(text, {"state_patch"}) == name

@@ -163,3 +163,31 @@ async def test_a_reply_without_words_is_finalized_then_fails(loop_worker, script
     failed, _, _, _ = await run_session(loop_worker, scripted_llm, [*REPEAT, reply.text("{")])
     assert failed.status == "failed" and failed.error is not None
     assert failed.error.code == "REPLY_NOT_AN_ANSWER" and "no words" in failed.error.message
+
+
+CUT_OFF_CALL = '{"name": "add", "arguments": {"a": 37, "b": 4'
+
+
+async def test_a_call_cut_off_by_the_token_limit_is_no_answer_either(loop_worker, scripted_llm):
+    """``{"name": "add", "arguments": {...`` cut off mid-way never parses as a call, and
+    used to complete the message as its reply (patch ``reply-cut-off-call``)."""
+    failed, _, _, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [reply.tool_call("add", {"a": 37, "b": 43}), reply.text(CUT_OFF_CALL)],
+    )
+    assert failed.status == "failed" and failed.error is not None
+    assert failed.error.code == "REPLY_NOT_AN_ANSWER" and "cut off" in failed.error.message
+    recovered, requests, _, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [
+            reply.tool_call("add", {"a": 37, "b": 43}),
+            reply.text(CUT_OFF_CALL),
+            reply.text("37 + 43 is 80."),
+        ],
+        runtime=RuntimeConfig(finalize_text_call_reply=True),
+    )
+    assert (recovered.status, recovered.reply) == ("completed", "37 + 43 is 80.")
+    assert recovered.recoveries == ["finalize_text_call_reply"]
+    assert "tools" not in requests[2].body
