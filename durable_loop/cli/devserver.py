@@ -36,6 +36,7 @@ DYNAMIC_CONFIG: dict[str, int] = {
     "history.timerProcessorMaxPollRPS": 1000,
     "history.visibilityProcessorMaxPollRPS": 1000,
     "frontend.namespaceCount": 20000,
+    "history.hostLevelCacheMaxSize": 32768,
 }
 """Server settings for every dev server we start (CLI, tests, evals, benchmarks).
 
@@ -49,7 +50,10 @@ same limit over its shards; ``infra/dynamicconfig.yaml`` raises it there too.
 ``frontend.namespaceCount`` caps the calls a namespace may hold open at once (1200 by
 default), and a caller waiting on its message's Update holds one: a burst of 2,000 sessions
 had ~700 starts refused with "namespace concurrent poller limit exceeded", bare Temporal
-workflows alike (``bench/session_starts.py``).
+workflows alike (``bench/session_starts.py``). ``history.hostLevelCacheMaxSize`` bounds the
+workflows whose mutable state the history service keeps in memory; a workflow with an
+Update in flight is pinned there, and a burst of 10,000 was refused with "cache capacity is
+fully occupied with pinned elements".
 """
 
 
