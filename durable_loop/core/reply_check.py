@@ -65,10 +65,13 @@ def cut_off_call_of(text: str | None, known_tools: set[str]) -> str | None:
     return None
 
 
+def _final_reply(recovered: bool) -> str:
+    return "the final reply after a finalization request" if recovered else "the final reply"
+
+
 def cut_off_call_message(name: str, recovered: bool) -> str:
-    after = " after a finalization request" if recovered else ""
     return (
-        f"the final reply{after} was a call of {name} written as JSON text and cut off, not "
+        f"{_final_reply(recovered)} was a call of {name} written as JSON text and cut off, not "
         "an answer, so it was not returned; the recovery finalize_text_call_reply asks once "
         "more for an answer"
     )
@@ -83,9 +86,8 @@ def has_no_words(text: str | None) -> bool:
 
 
 def no_words_message(text: str, recovered: bool) -> str:
-    after = " after a finalization request" if recovered else ""
     return (
-        f"the final reply{after} held no words ({text.strip()[:20]!r}), not an answer, so it "
+        f"{_final_reply(recovered)} held no words ({text.strip()[:20]!r}), not an answer, so it "
         "was not returned; the recovery finalize_text_call_reply asks once more for an answer"
     )
 
@@ -117,9 +119,8 @@ def results_digest(results: list[tuple[str, str]], limit: int = 600) -> str:
 
 
 def not_an_answer_message(call: TextCall, recovered: bool) -> str:
-    after = " after a finalization request" if recovered else ""
     return (
-        f"the final reply{after} was a call of {call.name!r} written as text, not an "
+        f"{_final_reply(recovered)} was a call of {call.name!r} written as text, not an "
         "answer, so it was not returned. While tools are offered the text-call transforms "
         "(presets content_tag_tool_call_fallback, json_tool_call_fallback) run such calls; "
         "after the tools were withdrawn the recovery finalize_text_call_reply asks once more "

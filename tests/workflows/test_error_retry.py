@@ -6,6 +6,7 @@ from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.registry import ToolFailure, ToolRegistry
 from durable_loop.testing import reply
 from tests.conftest import settings_for, unique
+from tests.workflows.approval_kit import Payments, approval_settings
 from tests.workflows.toolkit import ToolLog, recording_tools
 
 RETRYING = RuntimeConfig(retry_after_tool_error=2)
@@ -108,3 +109,24 @@ async def test_a_missing_tool_the_person_named_still_requires_a_call(loop_worker
     assert [(t.name, t.ok) for t in result.tool_calls] == [("state_set", False), ("add", True)]
     assert requests[2].messages[-1]["content"].startswith("There is no tool named state_set.")
     assert requests[2].body["tool_choice"] == "required"
+
+
+async def test_a_rejected_call_is_not_sent_back(loop_worker, scripted_llm, temporal_env):
+    """A person's rejection is final: the retry must not ask for the call again."""
+    payments, model, sid = Payments(), unique("m"), unique("s")
+    scripted_llm.script(
+        model,
+        [
+            reply.tool_call("pay", {"amount": 250, "to": "acme"}, "c1"),
+            reply.text("Not paid: it was rejected."),
+        ],
+    )
+    settings = approval_settings(scripted_llm, model, temporal_env, runtime=RETRYING)
+    async with loop_worker(payments.registry()) as w:
+        await w.sessions.start(sid, settings)
+        first = await w.sessions.send(sid, "pay acme 250", message_id=f"msg-{sid}")
+        assert first.status == "awaiting_approval", first
+        await w.sessions.reject_tool_call(sid, "c1", "bob", comment="wrong supplier")
+        final = await w.sessions.message_result(sid, first.message_id)
+    assert (final.status, final.reply) == ("completed", "Not paid: it was rejected.")
+    assert len(scripted_llm.requests(model)) == 2 and payments.made == []

@@ -111,25 +111,6 @@ async def test_rejection_by_signal_reaches_the_model(loop_worker, scripted_llm, 
     assert tool_audit(await ws.audit(sid)) == [("reject", "pay", "bob", "c1", "wrong supplier")]
 
 
-async def test_a_rejected_call_is_not_sent_back_by_the_error_retry(
-    loop_worker, scripted_llm, temporal_env, ws
-):
-    """A person's rejection is final: retry_after_tool_error must not ask for the call again."""
-    payments = Payments()
-    async with loop_worker(payments.registry()) as w:
-        model, sid, first = await held_payment(
-            w,
-            scripted_llm,
-            temporal_env,
-            pay_then("Not paid: it was rejected."),
-            runtime=RuntimeConfig(retry_after_tool_error=2),
-        )
-        await w.sessions.reject_tool_call(sid, "c1", "bob", comment="wrong supplier")
-        final = await w.sessions.message_result(sid, first.message_id)
-    assert (final.status, final.reply) == ("completed", "Not paid: it was rejected.")
-    assert len(scripted_llm.requests(model)) == 2 and payments.made == []
-
-
 async def test_unanswered_call_expires(loop_worker, scripted_llm, temporal_env, ws):
     payments = Payments()
     async with loop_worker(payments.registry()) as w:
