@@ -7,6 +7,7 @@ regenerate the histories with ``.venv/bin/python -m tests.histories.record``.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from temporalio.client import WorkflowHistory
@@ -29,34 +30,63 @@ def test_the_expected_histories_are_checked_in():
     assert "typed_output.run0.json" in names
     assert {"sub_agent.run0.json", "sub_agent.child0.run0.json"} <= set(names)
     assert "recoveries.run0.json" in names
+    assert {"requested_tool.run0.json", "router_clarify.run0.json"} <= set(names)
     first_run = load(HISTORIES / "continue_as_new.run0.json")
     assert first_run.events[-1].event_type == (
         EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
     )
 
 
-def test_the_recoveries_history_carries_both_patches_and_every_recovery():
-    history = load(HISTORIES / "recoveries.run0.json")
-    patches, recoveries, repairs = [], [], 0
-    for event in history.events:
+@dataclass
+class Recorded:
+    """What a checked-in history shows: patch markers, scheduled activities, and per
+    message its recoveries and (router pipeline) route."""
+
+    patches: list[str] = field(default_factory=list)
+    activities: list[str] = field(default_factory=list)
+    recoveries: list[str] = field(default_factory=list)
+    routes: list[str] = field(default_factory=list)
+
+
+def recorded(name: str) -> Recorded:
+    seen = Recorded()
+    for event in load(HISTORIES / name).events:
         if event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
             details = event.marker_recorded_event_attributes.details
             if "patch-data" in details:
-                patches.append(json.loads(details["patch-data"].payloads[0].data)["id"])
+                seen.patches.append(json.loads(details["patch-data"].payloads[0].data)["id"])
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            name = event.activity_task_scheduled_event_attributes.activity_type.name
-            repairs += name == "repair_tool_call"
+            seen.activities.append(
+                event.activity_task_scheduled_event_attributes.activity_type.name
+            )
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
             outcome = event.workflow_execution_update_completed_event_attributes.outcome
-            recoveries += json.loads(outcome.success.payloads[0].data)["recoveries"]
-    assert {"reply-not-a-text-call", "argument-repair"} <= set(patches)
-    assert repairs == 2
-    assert recoveries == [
+            result = json.loads(outcome.success.payloads[0].data)
+            seen.recoveries += result["recoveries"]
+            if result.get("pipeline"):
+                seen.routes.append(result["pipeline"]["choice"])
+    return seen
+
+
+def test_the_recoveries_history_carries_both_patches_and_every_recovery():
+    seen = recorded("recoveries.run0.json")
+    assert {"reply-not-a-text-call", "argument-repair"} <= set(seen.patches)
+    assert seen.activities.count("repair_tool_call") == 2
+    assert seen.recoveries == [
         "finalize_text_call_reply",
         "call_referred_tool",
         "repair_invalid_arguments",
         "shorten_oversized_arguments",
     ]
+
+
+def test_the_requested_tool_and_router_clarify_histories_carry_their_patches():
+    requested = recorded("requested_tool.run0.json")
+    assert "call-requested-tool" in requested.patches
+    assert requested.recoveries == ["call_requested_tool"]
+    router = recorded("router_clarify.run0.json")
+    assert "router-clarify-checked" in router.patches
+    assert router.routes == ["call_tool", "clarify", "none"]
 
 
 async def test_checked_in_histories_replay():

@@ -62,6 +62,7 @@ LOCAL_WORKAROUNDS = (
     "finalize_text_call_reply",
     "finalize_after_repeat",
     "call_referred_tool",
+    "call_requested_tool",
     "shorten_oversized_arguments",
     "repair_invalid_arguments",
 )

@@ -55,6 +55,10 @@ DEFAULT_CALL_REFERRED_TOOL_TEXT = (
     "Do not tell the user to use {name}: you can call it yourself. Call {name} now, then "
     "answer the request with its result."
 )
+DEFAULT_CALL_REQUESTED_TOOL_TEXT = (
+    "My request asks for {name}, and you have not called it yet. Call {name} now, then "
+    "answer the request with its result."
+)
 
 
 class ToolUseMode(StrEnum):
@@ -202,6 +206,17 @@ class RuntimeConfig(BaseModel):
     call_referred_tool_text: str = Field(
         default=DEFAULT_CALL_REFERRED_TOOL_TEXT,
         description="Template with {name} (the tool the reply named)",
+    )
+    call_requested_tool: bool = Field(
+        default=False,
+        description="Recovery: when the final reply comes while an offered tool that the "
+        "person's message names (not after 'do not', 'without', ...) has not been called in "
+        "this message, send the model back once per such tool, asking for that call "
+        '(tool_choice "required")',
+    )
+    call_requested_tool_text: str = Field(
+        default=DEFAULT_CALL_REQUESTED_TOOL_TEXT,
+        description="Template with {name} (the tool the person's message named)",
     )
     shorten_oversized_arguments: bool = Field(
         default=False,

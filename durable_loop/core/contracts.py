@@ -136,8 +136,8 @@ class RunResult(BaseModel):
     recoveries: list[str] = Field(
         default_factory=list,
         description="Named recoveries this message used, in order (finalize_text_call_reply, "
-        "finalize_after_repeat, call_referred_tool, shorten_oversized_arguments, "
-        "repair_invalid_arguments)",
+        "finalize_after_repeat, call_referred_tool, call_requested_tool, "
+        "shorten_oversized_arguments, repair_invalid_arguments)",
     )
     output: JsonValue = Field(
         default=None,

@@ -21,4 +21,9 @@ class PipelineTrace(BaseModel):
         description="Required arguments the executor filled with digits the user never gave; "
         "the message asked for them instead of calling the tool",
     )
+    clarify_overruled: bool = Field(
+        default=False,
+        description="The router asked for a value the message already held; the executor "
+        "filled every required argument from the user's own words, and the tool was called",
+    )
     deduplicated: bool = False

@@ -151,6 +151,12 @@ def call_referred_tool() -> Update:
     return {"call_referred_tool": True}
 
 
+def call_requested_tool() -> Update:
+    """A final reply that comes before a tool the person's message names was called is sent
+    back once per such tool, asking for that call."""
+    return {"call_requested_tool": True}
+
+
 def shorten_oversized_arguments() -> Update:
     """A call refused with ARGUMENTS_TOO_LARGE is re-issued once with its longest value
     shortened by one focused request (no tools)."""
@@ -195,6 +201,7 @@ WORKAROUNDS: dict[str, Callable[[], Update]] = {
     "finalize_text_call_reply": finalize_text_call_reply,
     "finalize_after_repeat": finalize_after_repeat,
     "call_referred_tool": call_referred_tool,
+    "call_requested_tool": call_requested_tool,
     "shorten_oversized_arguments": shorten_oversized_arguments,
     "repair_invalid_arguments": repair_invalid_arguments,
     "deepseek_openrouter_compat": deepseek_openrouter_compat,

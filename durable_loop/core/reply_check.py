@@ -108,6 +108,25 @@ def referred_tool(text: str | None, tools: list[str], called: set[str]) -> str |
     return None
 
 
+NEGATIONS = frozenset({"not", "don't", "dont", "never", "without", "no", "avoid", "instead"})
+
+
+def requested_tool(request: str, tools: list[str], called: set[str]) -> str | None:
+    """The first offered tool the person's message names (as a whole word) that was not
+    called in this message, unless its clause negates it ("do not use state_patch",
+    "without note_add or note_list"): a missed request is safer than a forced call."""
+    found: list[tuple[int, str]] = []
+    for name in tools:
+        if name in called:
+            continue
+        for match in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", request):
+            clause = re.split(r"[.!?;\n]", request[: match.start()])[-1]
+            if not NEGATIONS.intersection(re.findall(r"[\w']+", clause.lower())):
+                found.append((match.start(), name))
+                break
+    return min(found)[1] if found else None
+
+
 def results_digest(results: list[tuple[str, str]], limit: int = 600) -> str:
     """One line per recorded result, ``- name: preview``, newest kept within ``limit``."""
     lines = [f"- {name}: {' '.join(text.split())}" for name, text in results]

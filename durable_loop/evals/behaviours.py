@@ -19,7 +19,15 @@ from durable_loop.core import presets
 from durable_loop.core.argument_repair import REPAIR_SYSTEM, SHORTEN_SYSTEM
 from durable_loop.core.canonical_json import largest_string
 from durable_loop.core.errors import ErrorCode
-from durable_loop.evals.scenario import Action, Call, ModelView, Scenario, ToolResult, view_of
+from durable_loop.evals.scenario import (
+    DONE,
+    Action,
+    Call,
+    ModelView,
+    Scenario,
+    ToolResult,
+    view_of,
+)
 from durable_loop.testing import reply
 from durable_loop.testing.scripted import RecordedRequest, Reply
 
@@ -199,6 +207,20 @@ def names_the_tool(scenario: Scenario, view: ModelView, action: Action) -> Actio
     return action
 
 
+def stops_after_first_call(scenario: Scenario, view: ModelView, action: Action) -> Action:
+    """Makes one call per reply and answers "Done." right after a successful call while the
+    request still needs a call of another tool (the local Qwen2.5-Coder on
+    happy_path_parallel: the state_patch, never the state_get)."""
+    if (
+        action.calls
+        and view.last_role == "tool"
+        and any(r.ok for r in view.results)
+        and not any(view.ok(c.name) for c in action.calls)
+    ):
+        return Action.final(DONE)
+    return replace(action, calls=action.calls[:1]) if len(action.calls) > 1 else action
+
+
 REFUSAL = "I'm sorry, but I can't assist with that."
 
 
@@ -376,6 +398,14 @@ BEHAVIOURS: dict[str, Behaviour] = {
             fix=presets.call_referred_tool(),
             description='tells the person "you can use the `note_list` function" instead '
             "of calling it (local Qwen2.5-Coder, issue 18)",
+        ),
+        Behaviour(
+            "stops_after_first_call",
+            twist=stops_after_first_call,
+            fixed_by="call_requested_tool",
+            fix=presets.call_requested_tool(),
+            description='answers "Done." after one successful call while a second tool the '
+            "request names is still uncalled (local Qwen2.5-Coder, issue 18)",
         ),
         Behaviour(
             "refuses_after_invalid_args",

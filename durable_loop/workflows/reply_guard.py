@@ -20,8 +20,13 @@ more turn writing the repeated call as text before being asked for the answer.
 
 The named recovery ``call_referred_tool`` handles the other non-answer: a reply telling
 the user to use a tool (`` `note_list` function``) the model did not call. It sends the
-model back once with a request for that call (tool_choice "required"). Deterministic
-workflow code.
+model back once with a request for that call (tool_choice "required").
+
+The named recovery ``call_requested_tool`` (patch ``call-requested-tool``) does the same
+for a tool the *person's* message names ("read my note with read_note") that the model has
+not called when it answers: once per such tool and message. A small model that reads
+"reply with Done." answers "Done." without the call it was asked for, or makes the first
+of two requested calls and stops. Deterministic workflow code.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         no_words_message,
         not_an_answer_message,
         referred_tool,
+        requested_tool,
         results_digest,
         text_call_of,
     )
@@ -49,15 +55,18 @@ PATCH_ID = "reply-not-a-text-call"
 REPEAT_PATCH_ID = "finalize-after-repeat"
 NO_WORDS_PATCH_ID = "reply-without-words"
 CUT_OFF_PATCH_ID = "reply-cut-off-call"
+REQUESTED_PATCH_ID = "call-requested-tool"
 FINALIZE_RECOVERY = "finalize_text_call_reply"
 FINALIZE_REPEAT_RECOVERY = "finalize_after_repeat"
 REFERRAL_RECOVERY = "call_referred_tool"
+REQUESTED_RECOVERY = "call_requested_tool"
 
 
 @dataclass(frozen=True)
 class Verdict:
     action: Literal["finalize", "fail", "call_tool"]
     prompt: str = ""
+    recovery: str = ""
     error: CodedError | None = None
 
 
@@ -72,6 +81,9 @@ class ReplyGuard:
         self.referral_used = False
         self.repeat_finalized = False
         self.called: set[str] = set()
+        self.requested: set[str] = set()
+        self.request_text = ""
+        """The person's message (empty for a message resumed after approvals)."""
 
     def note(self, tool: str, text: str) -> None:
         self.results.append((tool, text))
@@ -79,7 +91,8 @@ class ReplyGuard:
 
     def judge(self, text: str | None, offered: list[str]) -> Verdict | None:
         """None: ``text`` may end the message. A text call: finalize once, then fail. A
-        reply naming one of the ``offered`` tools it did not call: ask for the call once."""
+        reply naming one of the ``offered`` tools it did not call, or coming before a tool
+        the person's message names was called: ask for the call once."""
         call = text_call_of(text, self.registered)
         if call is None and has_no_words(text) and workflow.patched(NO_WORDS_PATCH_ID):
             return self._not_an_answer(no_words_message(text or "", recovered=self.finalized))
@@ -87,7 +100,7 @@ class ReplyGuard:
         if cut is not None and workflow.patched(CUT_OFF_PATCH_ID):
             return self._not_an_answer(cut_off_call_message(cut, recovered=self.finalized))
         if call is None:
-            return self._referral(text, offered)
+            return self._referral(text, offered) or self._requested(offered)
         if not workflow.patched(PATCH_ID):
             return None
         return self._not_an_answer(not_an_answer_message(call, recovered=self.finalized))
@@ -121,4 +134,14 @@ class ReplyGuard:
             return None
         self.referral_used = True
         prompt = self.config.call_referred_tool_text.format(name=name)
-        return Verdict(action="call_tool", prompt=prompt)
+        return Verdict(action="call_tool", prompt=prompt, recovery=REFERRAL_RECOVERY)
+
+    def _requested(self, offered: list[str]) -> Verdict | None:
+        if not self.config.call_requested_tool:
+            return None
+        name = requested_tool(self.request_text, offered, self.called | self.requested)
+        if name is None or not workflow.patched(REQUESTED_PATCH_ID):
+            return None
+        self.requested.add(name)
+        prompt = self.config.call_requested_tool_text.format(name=name)
+        return Verdict(action="call_tool", prompt=prompt, recovery=REQUESTED_RECOVERY)

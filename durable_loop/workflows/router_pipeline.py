@@ -15,7 +15,7 @@ activity, so history shows the route taken and the trace carries each step's lat
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Literal, TypeVar
 
@@ -53,8 +53,10 @@ with workflow.unsafe.imports_passed_through():
         StepFailure,
         clarify_of_named_argument,
         clarify_question,
+        is_toolless_clarify,
         parse_executor,
         parse_router,
+        stated_arguments,
         ungrounded_arguments,
     )
     from durable_loop.core.tools import ToolSpec
@@ -71,6 +73,7 @@ from durable_loop.workflows.tool_loop import MessageLoop
 Parsed = TypeVar("Parsed", RouterDecision, ExecutorCall)
 GROUNDED_ARGUMENTS_PATCH = "router-grounded-arguments"
 CLARIFY_NAMED_ARGUMENT_PATCH = "router-clarify-names-its-argument"
+CLARIFY_CHECKED_PATCH = "router-clarify-checked"
 StepKind = Literal["route", "execute"]
 
 
@@ -80,6 +83,7 @@ class RouterPipeline(MessageLoop):
     async def run(self, text: str) -> RunResult:
         router = self.config.router
         self.trace = PipelineTrace()
+        self.stated: ExecutorCall | None = None
         self.endpoint = self.settings.llm
         if router.model:
             self.endpoint = self.endpoint.model_copy(update={"model": router.model})
@@ -88,15 +92,31 @@ class RouterPipeline(MessageLoop):
             if not self.visible or self.config.tool_use_mode is ToolUseMode.DISABLED:
                 self.trace.choice = "none"
                 return await self._answer("answer", user_seq)
-            decision = await self._ask("route", user_seq, self._parse_route)
+            decision = await self._ask(
+                "route",
+                user_seq,
+                self._parse_route,
+                rescue=lambda out: self._rescue_route(out, user_seq, text),
+            )
             if decision is None:
                 return self.result
             self.trace.choice, self.trace.tool = decision.choice, decision.tool
             if decision.choice == "none":
                 return await self._answer("answer", user_seq)
-            if decision.choice == "clarify":
-                return await self._answer("clarify", user_seq, question=decision.question)
             spec = self.specs[str(decision.tool)]
+            if decision.choice == "clarify":
+                stated = None
+                if workflow.patched(CLARIFY_CHECKED_PATCH):
+                    stated = await self._stated_call(spec, user_seq, text)
+                if stated is None:
+                    if self.result.status == "failed":
+                        return self.result
+                    return await self._answer("clarify", user_seq, question=decision.question)
+                self.trace.choice, self.trace.clarify_overruled = "call_tool", True
+                return await self._run_call(stated, user_seq)
+            if self.stated is not None:
+                self.trace.clarify_overruled = True
+                return await self._run_call(self.stated, user_seq)
             call = await self._ask(
                 "execute", user_seq, lambda out: parse_executor(out, spec), tool=spec.name
             )
@@ -107,14 +127,49 @@ class RouterPipeline(MessageLoop):
                 self.trace.choice, self.trace.ungrounded = "clarify", missing
                 question = clarify_question(spec, missing)
                 return await self._answer("clarify", user_seq, question=question)
-            result_seq = await self._call_tool(call)
-            mode: AnswerMode = "summarize" if router.summarize else "raw"
-            return await self._answer(mode, user_seq, result_seq=result_seq, tool=call.tool)
+            return await self._run_call(call, user_seq)
         except MessageCancelled:
             return self._cancelled(self.control.reason or "cancelled")
         finally:
             self.result.pipeline = self.trace
             await self._flush()
+
+    async def _run_call(self, call: ExecutorCall, user_seq: int) -> RunResult:
+        result_seq = await self._call_tool(call)
+        mode: AnswerMode = "summarize" if self.config.router.summarize else "raw"
+        return await self._answer(mode, user_seq, result_seq=result_seq, tool=call.tool)
+
+    async def _stated_call(self, spec: ToolSpec, user_seq: int, text: str) -> ExecutorCall | None:
+        """The call to make instead of the router's clarify, when the message already holds
+        what it asks for: one executor request (no repair), kept only if every required
+        value is the user's own (patch ``router-clarify-checked``). A small router asks
+        "What is the flight number?" of "Is flight BA 117 on time?"; an invented or
+        expanded value keeps the clarify."""
+        out = await self._step("execute", user_seq, spec.name, None)
+        if out is None or out.truncated:
+            return None
+        call = parse_executor(out.text, spec, bare_args=True)
+        if isinstance(call, StepFailure) or not stated_arguments(call, spec, self._said(text)):
+            return None
+        return call
+
+    async def _rescue_route(self, out: str, user_seq: int, text: str) -> RouterDecision | None:
+        """An invalid router output that still says what to do (patch
+        ``router-clarify-checked``), read without a repair request: a clarify without a
+        tool whose question names one tool's argument by its distinctive words ("the
+        tracking number" for ``tracking_id``) is checked like any clarify, and becomes the
+        call when the message holds its values; a clarify naming no tool's argument at all
+        has no lookup to clarify and is ``none``. Anything else goes to the repair prompt."""
+        specs = self._visible_specs()
+        named = clarify_of_named_argument(out, specs, distinctive=True)
+        toolless = named is None and is_toolless_clarify(out, specs)
+        if (named is None and not toolless) or not workflow.patched(CLARIFY_CHECKED_PATCH):
+            return None
+        if named is None:
+            self.trace.repairs.append("route: a clarify naming no tool and no argument: none")
+            return RouterDecision(choice="none")
+        self.stated = await self._stated_call(self.specs[str(named.tool)], user_seq, text)
+        return None if self.stated is None else RouterDecision(choice="call_tool", tool=named.tool)
 
     def _said(self, text: str) -> list[str]:
         """What the executor was shown: the message and the recent conversation (previews,
@@ -126,13 +181,19 @@ class RouterPipeline(MessageLoop):
     def _parse_route(self, out: str) -> RouterDecision | StepFailure:
         """The router's answer; a clarify whose question names one tool's required
         argument counts as a clarify for that tool (patch
-        ``router-clarify-names-its-argument``) instead of going to the repair prompt."""
+        ``router-clarify-names-its-argument``) instead of going to the repair prompt; since
+        ``router-clarify-checked`` a one-letter argument (``a``) is not named by the article
+        "a"."""
         specs = self._visible_specs()
         decision = parse_router(out, specs)
         if isinstance(decision, StepFailure):
+            letters = clarify_of_named_argument(out, specs, letters=True)
             named = clarify_of_named_argument(out, specs)
-            if named is not None and workflow.patched(CLARIFY_NAMED_ARGUMENT_PATCH):
-                return named
+            if (letters or named) is None or not workflow.patched(CLARIFY_NAMED_ARGUMENT_PATCH):
+                return decision
+            if workflow.patched(CLARIFY_CHECKED_PATCH):
+                return named or decision
+            return letters or decision
         return decision
 
     def _visible_specs(self) -> list[ToolSpec]:
@@ -163,8 +224,10 @@ class RouterPipeline(MessageLoop):
         user_seq: int,
         parse: Callable[[str], Parsed | StepFailure],
         tool: str | None = None,
+        rescue: Callable[[str], Awaitable[Parsed | None]] | None = None,
     ) -> Parsed | None:
-        """Run one step, with up to ``repair_attempts`` repair prompts quoting the error."""
+        """Run one step, with up to ``repair_attempts`` repair prompts quoting the error;
+        ``rescue`` may read an invalid output before a repair is asked for."""
         repair: RepairNote | None = None
         failure: StepFailure | None = None
         for _ in range(1 + self.config.router.repair_attempts):
@@ -179,6 +242,9 @@ class RouterPipeline(MessageLoop):
                 parsed = parse(out.text)
                 if not isinstance(parsed, StepFailure):
                     return parsed
+                rescued = None if rescue is None else await rescue(out.text)
+                if rescued is not None or self.result.status == "failed":
+                    return rescued
                 failure = parsed
             self.trace.repairs.append(f"{kind}: {failure.code}: {failure.message}"[:300])
             repair = RepairNote(

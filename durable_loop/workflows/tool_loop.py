@@ -53,7 +53,6 @@ from durable_loop.workflows.proposals import ProposalBook
 from durable_loop.workflows.reply_guard import (
     FINALIZE_RECOVERY,
     FINALIZE_REPEAT_RECOVERY,
-    REFERRAL_RECOVERY,
     ReplyGuard,
 )
 from durable_loop.workflows.run_control import (
@@ -134,6 +133,7 @@ class MessageLoop:
         await self._append_outcome_notes()
         self._append(Message.user(text))
         self.error_retry.request_text = text
+        self.reply_guard.request_text = text
         return await self._drive()
 
     async def resume(self, parked: ParkedMessage) -> RunResult:
@@ -188,7 +188,7 @@ class MessageLoop:
                     self._append(Message.user(verdict.prompt, synthetic=True))
                     continue
                 if verdict is not None and verdict.action == "call_tool":
-                    self.result.recoveries.append(REFERRAL_RECOVERY)
+                    self.result.recoveries.append(verdict.recovery)
                     self.tools_off = False
                     self.require_tool_call = True
                     self._append(Message.user(verdict.prompt, synthetic=True))

@@ -8,6 +8,7 @@ from durable_loop.core.reply_check import (
     cut_off_call_of,
     has_no_words,
     referred_tool,
+    requested_tool,
     results_digest,
     text_call_of,
 )
@@ -99,3 +100,23 @@ def test_a_reply_that_opens_a_structure_without_words_has_no_words():
 )
 def test_a_json_call_cut_off_by_the_token_limit_is_recognised(text, name) -> None:
     assert cut_off_call_of(text, {"state_patch"}) == name
+
+
+@pytest.mark.parametrize(
+    ("request_text", "called", "expected"),
+    [
+        ("Read it with state_get and set /a with state_patch.", set(), "state_get"),
+        ("Read it with state_get and set /a with state_patch.", {"state_get"}, "state_patch"),
+        ("Set /a with state_patch, then read it with state_get.", set(), "state_patch"),
+        ("Do not use state_patch. Read it with state_get.", set(), "state_get"),
+        ("Without state_patch or state_get, say hi.", set(), None),
+        ("Use the state-patch tool or state_patcher.", set(), None),
+        ("Hi! How are you?", set(), None),
+        ("", set(), None),
+    ],
+)
+def test_a_requested_tool_is_one_the_person_names_and_the_model_did_not_call(
+    request_text, called, expected
+):
+    tools = ["state_get", "state_patch"]
+    assert requested_tool(request_text, tools, called) == expected

@@ -42,6 +42,7 @@ from durable_loop.testing.scripted import RecordedRequest, Reply, ScriptedLLM
 from durable_loop.tools.workspace import workspace_tools
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 from tests.docs.blocks import REPO, RUNNABLE, Block
+from tests.docs.sdk_exit import exited_cleanly
 
 COMMAND_TIMEOUT_S = 120
 READY_TIMEOUT_S = 60
@@ -247,7 +248,7 @@ class Stage:
                 f"{block.where}: `{shown}` did not finish in {COMMAND_TIMEOUT_S}s"
             ) from None
         text = out.decode(errors="replace")
-        assert process.returncode == 0, (
+        assert exited_cleanly(process.returncode, text), (
             f"{block.where}: `{shown}` exited {process.returncode}:\n{text}"
         )
         return text

@@ -65,6 +65,8 @@ EXPECTED: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         # it names state_set, which is not offered: no call to ask for
         {"unknown_tool_recovery": "NO_TOOL_CALLS"},
     ),
+    # the one scenario that needs a second tool after a successful call
+    "stops_after_first_call": ({"happy_path_parallel": "ASSERTION_FAILED"}, {}),
     "refuses_after_invalid_args": ({"type_error_recovery": "TOOL_ERROR"}, {}),
 }
 

@@ -221,6 +221,55 @@ async def recoveries(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+def _route(choice: str, tool: str | None = None, question: str | None = None) -> reply.Reply:
+    return reply.text(json.dumps({"choice": choice, "tool": tool, "question": question}))
+
+
+async def requested_tool(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """``call_requested_tool``: the model answers after the first of two tools the message
+    names and is sent back for the second."""
+    sid, model = "recorded-requested-tool", "recorded-requested-tool-model"
+    llm.script(
+        model,
+        [
+            reply.tool_call("add", {"a": 2, "b": 3}),
+            reply.text("Done."),
+            reply.tool_call("nap", {"seconds": 0, "label": "x"}, "nap"),
+            reply.text("Done."),
+        ],
+    )
+    runtime = RuntimeConfig(call_requested_tool=True)
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, 'add 2 and 3 with add, then nap 0 s with nap (label "x")')
+    await sessions.close(sid)
+    return sid
+
+
+async def router_clarify(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """The router pipeline's checked clarify: overruled (the message holds the values),
+    kept (the executor invents them), and a clarify naming nothing read as ``none``."""
+    sid, model = "recorded-router-clarify", "recorded-router-clarify-model"
+    llm.script(
+        model,
+        [
+            _route("clarify", "add", "Which numbers?"),
+            reply.text(json.dumps({"tool": "add", "args": {"a": 2, "b": 3}})),
+            reply.text("2 + 3 is 5."),
+            _route("clarify", "add", "Which numbers?"),
+            reply.text(json.dumps({"tool": "add", "args": {"a": 1, "b": 7}})),
+            _route("clarify", None, "What is a haiku?"),
+            reply.text("Numbers sum, quietly."),
+        ],
+    )
+    runtime = RuntimeConfig(loop_strategy="router")
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "add 2 and 3", message_id="m1")
+    await sessions.send(sid, "add two numbers", message_id="m2")
+    await sessions.send(sid, "write a haiku about sums", message_id="m3")
+    await sessions.close(sid)
+    return sid
+
+
 SCENARIOS: dict[str, Scenario] = {
     "happy_path": happy_path,
     "parallel_calls": parallel_calls,
@@ -230,6 +279,8 @@ SCENARIOS: dict[str, Scenario] = {
     "typed_output": typed_output,
     "sub_agent": sub_agent,
     "recoveries": recoveries,
+    "requested_tool": requested_tool,
+    "router_clarify": router_clarify,
 }
 
 

@@ -10,12 +10,14 @@ from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools
 
 
-async def run_session(loop_worker, scripted_llm, steps, runtime=None, *, then=None):
+async def run_session(
+    loop_worker, scripted_llm, steps, runtime=None, *, then=None, text: str = "please"
+):
     model, sid, log = unique("m"), unique("s"), ToolLog()
     scripted_llm.script(model, steps, then=then)
     async with loop_worker(recording_tools(log)) as w:
         await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
-        result = await w.sessions.send(sid, "please")
+        result = await w.sessions.send(sid, text)
         stored = await w.store.read(sid)
     return result, scripted_llm.requests(model), log, stored
 

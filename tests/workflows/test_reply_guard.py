@@ -103,6 +103,62 @@ async def test_a_referral_is_sent_back_once_and_is_off_by_default(loop_worker, s
     assert twice.recoveries == ["call_referred_tool"]
 
 
+TWO_TOOLS = 'Add 2 and 3 with add, then nap for 0 seconds with nap (label "x").'
+DONE = reply.text("Done.")
+
+
+async def test_a_reply_before_a_requested_tool_is_called_is_sent_back_for_it(
+    loop_worker, scripted_llm
+):
+    result, requests, log, stored = await run_session(
+        loop_worker,
+        scripted_llm,
+        [
+            reply.tool_call("add", {"a": 2, "b": 3}),
+            DONE,
+            reply.tool_call("nap", {"seconds": 0, "label": "x"}),
+            DONE,
+        ],
+        runtime=RuntimeConfig(call_requested_tool=True),
+        text=TWO_TOOLS,
+    )
+    assert result.status == "completed" and result.reply == "Done."
+    assert result.recoveries == ["call_requested_tool"]
+    assert [e.name for e in log.executions] == ["add", "nap"]
+    nudge = requests[2].messages[-1]
+    assert nudge["role"] == "user" and "Call nap now" in nudge["content"]
+    assert requests[2].body["tool_choice"] == "required"
+    assert [m.message.synthetic for m in stored if m.message.role == "user"] == [False, True]
+
+
+async def test_each_requested_tool_is_asked_for_once_and_never_when_off_or_negated(
+    loop_worker, scripted_llm
+):
+    off, requests, _, _ = await run_session(loop_worker, scripted_llm, [DONE], text=TWO_TOOLS)
+    assert off.reply == "Done." and len(requests) == 1 and off.recoveries == []
+
+    stubborn, requests, log, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [DONE, DONE, DONE],
+        runtime=RuntimeConfig(call_requested_tool=True),
+        text=TWO_TOOLS,
+    )
+    assert stubborn.status == "completed" and len(requests) == 3 and log.executions == []
+    assert stubborn.recoveries == ["call_requested_tool"] * 2
+    asked = [r.messages[-1]["content"] for r in requests[1:]]
+    assert ["Call add now" in asked[0], "Call nap now" in asked[1]] == [True, True]
+
+    negated, requests, _, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [reply.text("Hi.")],
+        runtime=RuntimeConfig(call_requested_tool=True),
+        text="Do not use add or nap, just say hi.",
+    )
+    assert negated.reply == "Hi." and len(requests) == 1 and negated.recoveries == []
+
+
 REPEAT = REPEAT_THEN_TEXT_CALL[:2]
 
 

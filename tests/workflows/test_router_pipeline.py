@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from durable_loop.client.trace import build_trace, decode_run
 from durable_loop.core import names
 from durable_loop.core.config import RouterConfig, RuntimeConfig
@@ -148,17 +150,81 @@ async def test_schema_invalid_arguments_are_repaired(loop_worker, scripted_llm):
 async def test_clarify_asks_for_the_missing_identifier_without_running_anything(
     loop_worker, scripted_llm
 ):
-    result, stored, requests, _ = await run(
+    """The clarify is checked by one executor request; its invented tracking id is not the
+    user's, so the question stands and nothing runs (patch ``router-clarify-checked``)."""
+    result, stored, requests, histories = await run(
         loop_worker,
         scripted_llm,
-        [route("clarify", "package_track", "What is your tracking number?")],
+        [
+            route("clarify", "package_track", "What is your tracking number?"),
+            as_json({"tool": "package_track", "args": {"tracking_id": "1Z999AA10123"}}),
+        ],
         "where is my parcel?",
     )
     assert result.status == "completed"
     assert result.reply == "What is your tracking number?"
-    assert result.tool_calls == [] and len(requests) == 1
-    assert (result.pipeline.choice, result.pipeline.tool) == ("clarify", "package_track")
+    assert result.tool_calls == [] and len(requests) == 2
+    assert "package_track" in system_of(requests[1])
+    trace = result.pipeline
+    assert (trace.choice, trace.tool) == ("clarify", "package_track")
+    assert not trace.clarify_overruled
+    assert trace.executor_attempts == 1
     assert [m.message.role for m in stored] == ["user", "assistant"]
+    markers = events_of(histories[-1], EventType.EVENT_TYPE_MARKER_RECORDED)
+    assert any(b"router-clarify-checked" in m.SerializeToString() for m in markers)
+
+
+@pytest.mark.parametrize(
+    ("router", "executor", "text", "tool"),
+    [
+        # the router asks for the number the message gives; the executor fills it from it
+        (
+            route("clarify", "flight_status", "What is the flight number?"),
+            as_json({"tool": "flight_status", "args": {"flight_number": "BA117"}}),
+            "Is flight BA 117 on time?",
+            "flight_status",
+        ),
+        # no tool, but "the tracking number" names tracking_id by its distinctive word; the
+        # executor writes bare arguments; no repair request either
+        (
+            route("clarify", None, "What is the tracking number for your box?"),
+            as_json({"tracking_id": "TBA302998114000"}),
+            "my amazon box TBA302998114000 - when does it show up?",
+            "package_track",
+        ),
+    ],
+)
+async def test_a_clarify_for_values_the_message_holds_becomes_the_call(
+    loop_worker, scripted_llm, router, executor, text, tool
+):
+    """Patch ``router-clarify-checked``: one executor request, every required value the
+    user's own, and the tool is called instead of asking."""
+    result, stored, requests, _ = await run(
+        loop_worker, scripted_llm, [router, executor, reply.text("Here it is.")], text
+    )
+    assert result.status == "completed", result
+    assert result.reply == "Here it is." and len(requests) == 3
+    assert [c.name for c in result.tool_calls] == [tool] and result.tool_calls[0].ok
+    trace = result.pipeline
+    assert (trace.choice, trace.tool, trace.clarify_overruled) == ("call_tool", tool, True)
+    assert (trace.router_attempts, trace.executor_attempts, trace.repairs) == (1, 1, [])
+    assert [m.message.role for m in stored] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_a_clarify_check_that_fails_keeps_the_question(loop_worker, scripted_llm):
+    """No repair for the check: prose from the executor leaves the router's question."""
+    result, _, requests, _ = await run(
+        loop_worker,
+        scripted_llm,
+        [
+            route("clarify", "flight_status", "What is the flight number?"),
+            reply.text("I need the flight number."),
+        ],
+        "Is flight BA 117 on time?",
+    )
+    assert result.status == "completed", result
+    assert result.reply == "What is the flight number?" and len(requests) == 2
+    assert result.tool_calls == [] and not result.pipeline.clarify_overruled
 
 
 async def test_a_clarify_naming_the_argument_needs_no_tool_and_no_repair(loop_worker, scripted_llm):
@@ -168,14 +234,54 @@ async def test_a_clarify_naming_the_argument_needs_no_tool_and_no_repair(loop_wo
     result, _, requests, _ = await run(
         loop_worker,
         scripted_llm,
-        [route("clarify", None, "What is the flight number of your flight?")],
+        [
+            route("clarify", None, "What is the flight number of your flight?"),
+            as_json({"tool": "flight_status", "args": {"flight_number": "BA117"}}),
+        ],
         "Has my plane landed?",
     )
     assert result.status == "completed", result
     assert result.reply == "What is the flight number of your flight?"
-    assert len(requests) == 1 and result.tool_calls == []
+    assert len(requests) == 2 and result.tool_calls == []
     assert (result.pipeline.choice, result.pipeline.tool) == ("clarify", "flight_status")
     assert result.pipeline.router_attempts == 1
+
+
+async def test_a_toolless_clarify_naming_no_argument_is_none(loop_worker, scripted_llm):
+    result, _, requests, _ = await run(
+        loop_worker,
+        scripted_llm,
+        [
+            route("clarify", None, "What is a haiku about clouds?"),
+            reply.text("Soft clouds drift along."),
+        ],
+        "Write me a haiku about clouds",
+    )
+    assert result.status == "completed", result
+    assert result.reply == "Soft clouds drift along." and len(requests) == 2
+    assert result.pipeline.choice == "none" and result.pipeline.router_attempts == 1
+    assert result.pipeline.repairs == ["route: a clarify naming no tool and no argument: none"]
+
+
+async def test_a_toolless_clarify_whose_check_fails_goes_to_the_repair_prompt(
+    loop_worker, scripted_llm
+):
+    result, _, requests, _ = await run(
+        loop_worker,
+        scripted_llm,
+        [
+            route("clarify", None, "What is a tracking number?"),
+            as_json({"tool": "package_track", "args": {"tracking_id": "123456789012"}}),
+            route("none"),
+            reply.text("A tracking number identifies a parcel."),
+        ],
+        "Explain what a tracking number is",
+    )
+    assert result.status == "completed", result
+    assert result.reply == "A tracking number identifies a parcel." and len(requests) == 4
+    trace = result.pipeline
+    assert (trace.choice, trace.router_attempts, trace.executor_attempts) == ("none", 2, 1)
+    assert not trace.clarify_overruled and len(trace.repairs) == 1
 
 
 async def test_an_invented_identifier_is_asked_for_instead_of_called(loop_worker, scripted_llm):
@@ -238,6 +344,7 @@ async def test_clarify_answer_reaches_the_router_as_context(loop_worker, scripte
         model,
         [
             route("clarify", "package_track", "What is your tracking number?"),
+            reply.text("no tracking number given"),
             route("call_tool", "package_track"),
             as_json({"tool": "package_track", "args": {"tracking_id": "1Z999AA10123"}}),
             reply.text("In transit."),
@@ -248,7 +355,7 @@ async def test_clarify_answer_reaches_the_router_as_context(loop_worker, scripte
         await w.sessions.send(sid, "where is my parcel?")
         result = await w.sessions.send(sid, "it's 1Z999AA10123")
     assert result.reply == "In transit." and result.tool_calls[0].ok
-    router_prompt = scripted_llm.requests(model)[1].messages[-1]["content"]
+    router_prompt = scripted_llm.requests(model)[2].messages[-1]["content"]
     assert "assistant: What is your tracking number?" in router_prompt
     assert router_prompt.endswith("Latest message: it's 1Z999AA10123")
 

@@ -168,15 +168,47 @@ def _required(spec: ToolSpec) -> list[str]:
     return [str(r) for r in raw] if isinstance(raw, list) else []
 
 
-def clarify_of_named_argument(text: str, specs: list[ToolSpec]) -> RouterDecision | None:
+GENERIC_ARGUMENT_WORDS = frozenset({"id", "number", "no", "code", "name", "ref", "reference"})
+
+
+def _argument_words(argument: str, *, distinctive: bool, letters: bool) -> set[str]:
+    """The words of an argument's name. ``distinctive`` keeps those of three letters or
+    more that are not generic, so ``tracking_id`` is asked for by "tracking number" as well
+    as by "tracking id"; without ``letters`` a one-letter argument (``a``, ``x``) is named by
+    no question ("What is a haiku?" does not ask for ``a``)."""
+    words = set(argument.lower().split("_"))
+    if distinctive:
+        return {w for w in words if len(w) >= 3 and w not in GENERIC_ARGUMENT_WORDS}
+    return words if letters else {w for w in words if len(w) >= 2}
+
+
+def _tools_asked(
+    question: str, specs: list[ToolSpec], *, distinctive: bool, letters: bool = False
+) -> list[str]:
+    """The tools one of whose required arguments ``question`` names."""
+    words = set(re.findall(r"[a-z0-9]+", question.lower()))
+    named = [
+        (s.name, _argument_words(arg, distinctive=distinctive, letters=letters))
+        for s in specs
+        for arg in _required(s)
+    ]
+    return list(dict.fromkeys(name for name, arg in named if arg and arg <= words))
+
+
+def clarify_of_named_argument(
+    text: str, specs: list[ToolSpec], *, distinctive: bool = False, letters: bool = False
+) -> RouterDecision | None:
     """A ``clarify`` without a tool whose question asks for exactly one tool's required
     argument, read as a clarify for that tool; else None.
 
     A small router asked whether a lookup is possible writes ``{"choice": "clarify",
     "tool": null, "question": "What is the flight number?"}``: the right choice, its tool
-    left out. The question names the argument (every word of ``flight_number``), which
-    identifies the tool as well as the model could have; without a match the output
-    stays invalid and goes to the repair prompt.
+    left out. The question names the argument (every word of ``flight_number``, or with
+    ``distinctive`` every word but the generic id/number/code ones), which identifies the
+    tool as well as the model could have; without a match the output stays invalid and
+    goes to the repair prompt. ``letters`` is the rule as first shipped (patch
+    ``router-clarify-names-its-argument`` alone), under which the article "a" named an
+    argument ``a``.
     """
     extracted = extract_json(text)
     if isinstance(extracted, StepFailure) or not isinstance(extracted.value, dict):
@@ -188,14 +220,26 @@ def clarify_of_named_argument(text: str, specs: list[ToolSpec]) -> RouterDecisio
         return None
     if not isinstance(question, str):
         return None
-    words = set(re.findall(r"[a-z0-9]+", question.lower()))
-    asked = [
-        s.name for s in specs if any(set(arg.lower().split("_")) <= words for arg in _required(s))
-    ]
+    asked = _tools_asked(question, specs, distinctive=distinctive, letters=letters)
     if len(asked) != 1:
         return None
     decision = parse_router(json.dumps({**value, "tool": asked[0]}), specs)
     return decision if isinstance(decision, RouterDecision) else None
+
+
+def is_toolless_clarify(text: str, specs: list[ToolSpec]) -> bool:
+    """A ``clarify`` that names no tool and whose question names no tool's required
+    argument, even by its distinctive words: there is no lookup to clarify, which the
+    protocol calls ``none`` (what the repair prompt would ask the model to answer)."""
+    extracted = extract_json(text)
+    if isinstance(extracted, StepFailure) or not isinstance(extracted.value, dict):
+        return False
+    value = extracted.value
+    if value.get("choice") != "clarify" or value.get("tool") in [s.name for s in specs]:
+        return False
+    question = value.get("question")
+    text = question if isinstance(question, str) else ""
+    return not _tools_asked(text, specs, distinctive=True)
 
 
 def executor_schema(spec: ToolSpec) -> dict[str, JsonValue]:
@@ -209,11 +253,17 @@ def executor_schema(spec: ToolSpec) -> dict[str, JsonValue]:
     }
 
 
-def parse_executor(text: str, spec: ToolSpec) -> ExecutorCall | StepFailure:
+def parse_executor(
+    text: str, spec: ToolSpec, *, bare_args: bool = False
+) -> ExecutorCall | StepFailure:
+    """The executor's call; with ``bare_args`` an object holding only the arguments
+    (``{"tracking_id": "…"}``, the envelope left out) is read as ``{"tool", "args"}``."""
     extracted = extract_json(text)
     if isinstance(extracted, StepFailure):
         return extracted
     value = extracted.value
+    if bare_args and isinstance(value, dict) and not {"tool", "args"} & value.keys():
+        value = {"tool": spec.name, "args": value}
     if isinstance(value, dict) and "tool" in value:
         value = {**value, "tool": normalise_tool_name(value["tool"], [spec.name])}
     problem = _schema_errors(executor_schema(spec), value)
@@ -232,6 +282,7 @@ def is_strict_json(text: str) -> bool:
 
 _DIGITS = re.compile(r"\d+")
 _DIGIT_GAP = re.compile(r"(?<=\d)[\s,.'_-](?=\d)")
+_SQUASH = re.compile(r"[^a-z0-9]")
 UNSTATED_FORMATS = frozenset({"date", "date-time", "time", "duration"})
 
 
@@ -266,6 +317,31 @@ def ungrounded_arguments(call: ExecutorCall, spec: ToolSpec, said: list[str]) ->
         if runs and not all(run in heard for run in runs):
             missing.append(name)
     return missing
+
+
+def stated_arguments(call: ExecutorCall, spec: ToolSpec, said: list[str]) -> bool:
+    """Whether every required argument's value was stated by the user: the value, spaces and
+    punctuation aside, appears in ``said``, and so does each of its digit runs whole.
+
+    The converse of :func:`ungrounded_arguments`, and stricter: a router that asks for an
+    identifier the message already gives ("Is flight BA 117 on time?") is overruled only
+    when the executor fills every required value from the user's own words, never from a
+    nickname it expanded or a value it guessed.
+    """
+    required = _required(spec)
+    if not required:
+        return False
+    heard = " ".join(_DIGIT_GAP.sub("", text) for text in said).lower()
+    heard_runs = set(_DIGITS.findall(heard))
+    squashed_heard = _SQUASH.sub("", heard)
+    for name in required:
+        value = _DIGIT_GAP.sub("", _value_text(call.args.get(name)).lower())
+        squashed = _SQUASH.sub("", value)
+        if not squashed or squashed not in squashed_heard:
+            return False
+        if not set(_DIGITS.findall(value)) <= heard_runs:
+            return False
+    return True
 
 
 def clarify_question(spec: ToolSpec, missing: list[str]) -> str:

@@ -18,8 +18,6 @@ Each query runs the pipeline's own prompts, parsers and repair rule against one 
 
 from __future__ import annotations
 
-import re
-import statistics
 import time
 import tomllib
 from collections.abc import Callable, Mapping
@@ -44,11 +42,15 @@ from durable_loop.core.router.protocol import (
     StepFailure,
     clarify_of_named_argument,
     extract_json,
+    is_strict_json,
+    is_toolless_clarify,
     parse_executor,
     parse_router,
+    stated_arguments,
     ungrounded_arguments,
 )
 from durable_loop.core.tools import ToolSpec
+from durable_loop.evals.routing.report import BenchReport, QueryOutcome, StepRecord, summarize
 from durable_loop.tools.ensembles.descriptors import DescriptorProblem, EnsembleLoadError
 from durable_loop.tools.ensembles.toml_lines import dotted, key_lines, line_of
 
@@ -63,83 +65,6 @@ class LabelledQuery(BaseModel):
     acceptable: list[str] = Field(default_factory=list)
     args: dict[str, JsonValue] | None = None
     tags: list[str] = Field(default_factory=list)
-
-
-class StepRecord(BaseModel):
-    kind: str
-    attempt: int
-    ms: int
-    json_valid: bool
-    strict_json: bool
-    schema_valid: bool
-    error: str | None = None
-    output: str = Field(default="", description="The model output, cut at 300 characters")
-
-
-class QueryOutcome(BaseModel):
-    id: str
-    tags: list[str]
-    expect: Choice
-    expected_tool: str | None
-    choice: Choice | None = None
-    tool: str | None = None
-    args: dict[str, JsonValue] | None = None
-    correct: bool = False
-    acceptable: bool = False
-    args_correct: bool | None = None
-    router_ms: int = 0
-    executor_ms: int = 0
-    repaired: bool = False
-    ungrounded: list[str] = Field(
-        default_factory=list,
-        description="Required arguments filled with digits the query never gave: the "
-        "pipeline asks (clarify) instead of calling the tool",
-    )
-    error: str | None = None
-    steps: list[StepRecord] = Field(default_factory=list)
-
-
-class Latency(BaseModel):
-    mean: float = 0.0
-    p50: float = 0.0
-    p95: float = 0.0
-    max: float = 0.0
-
-
-class Metrics(BaseModel):
-    queries: int
-    json_validity: float
-    strict_json_rate: float
-    router_schema_validity: float
-    args_schema_validity: float | None
-    strict_accuracy: float
-    acceptable_accuracy: float
-    clarify_rate: float
-    clarify_precision: float | None = Field(
-        default=None, description="Of the clarify answers, the share labelled clarify"
-    )
-    clarify_recall: float | None = Field(
-        default=None, description="Of the queries labelled clarify, the share answered clarify"
-    )
-    args_accuracy: float | None
-    repair_rate: float
-    failure_rate: float
-    router_ms: Latency
-    executor_ms: Latency
-    accuracy_by_tag: dict[str, float]
-
-
-class BenchReport(BaseModel):
-    model: str
-    base_url: str
-    behaviour: str = Field(description="'live' or the scripted behaviour used offline")
-    queries_file: str = ""
-    route_only: bool = False
-    started_at: str
-    duration_s: float
-    router: RouterConfig
-    metrics: Metrics
-    outcomes: list[QueryOutcome]
 
 
 def load_queries(path: str | Path, tool_names: list[str] | None = None) -> list[LabelledQuery]:
@@ -223,6 +148,7 @@ class RoutingBench:
     async def _step(
         self,
         kind: str,
+        query: LabelledQuery,
         outcome: QueryOutcome,
         base: list[Message],
         spec: ToolSpec | None = None,
@@ -255,6 +181,8 @@ class RoutingBench:
             )
             if not isinstance(parsed, StepFailure):
                 return parsed
+            if spec is None and (rescued := await self._rescue_route(reply.text, query, outcome)):
+                return rescued
             outcome.repaired = True
             messages = with_repair(base, reply.text, f"{parsed.code}: {parsed.message}")
         return None
@@ -265,15 +193,29 @@ class RoutingBench:
         )
         names = [s.name for s in self.specs]
         try:
-            decision = await self._step("route", outcome, router_messages(query.text, names, []))
+            decision = await self._step(
+                "route", query, outcome, router_messages(query.text, names, [])
+            )
             if not isinstance(decision, RouterDecision):
                 outcome.error = "router gave no valid output"
                 return outcome
             outcome.choice, outcome.tool = decision.choice, decision.tool
-            if decision.choice == "call_tool" and not self.route_only:
-                spec = next(s for s in self.specs if s.name == decision.tool)
+            checked = decision.choice == "clarify" and not self.route_only
+            if checked and (
+                stated := await self._stated_call(query, outcome, self._spec(decision.tool))
+            ):
+                outcome.choice, outcome.args, outcome.clarify_overruled = (
+                    "call_tool",
+                    stated.args,
+                    True,
+                )
+            # a rescued clarify (clarify_overruled already) made its call from the query's values
+            elif decision.choice == "call_tool" and not (
+                self.route_only or outcome.clarify_overruled
+            ):
+                spec = self._spec(decision.tool)
                 call = await self._step(
-                    "execute", outcome, executor_messages(query.text, spec, []), spec
+                    "execute", query, outcome, executor_messages(query.text, spec, []), spec
                 )
                 if isinstance(call, ExecutorCall):
                     outcome.args = call.args
@@ -286,6 +228,49 @@ class RoutingBench:
             outcome.error = f"{err.type}: {err.message}"[:300]
         self._score(query, outcome)
         return outcome
+
+    def _spec(self, name: str | None) -> ToolSpec:
+        return next(s for s in self.specs if s.name == name)
+
+    async def _rescue_route(
+        self, text: str, query: LabelledQuery, outcome: QueryOutcome
+    ) -> RouterDecision | None:
+        """The pipeline's reading of an invalid router output before any repair request."""
+        named = clarify_of_named_argument(text, self.specs, distinctive=True)
+        if named is None:
+            return RouterDecision(choice="none") if is_toolless_clarify(text, self.specs) else None
+        if self.route_only:
+            return None
+        stated = await self._stated_call(query, outcome, self._spec(named.tool))
+        if stated is None:
+            return None
+        outcome.args, outcome.clarify_overruled = stated.args, True
+        return RouterDecision(choice="call_tool", tool=named.tool)
+
+    async def _stated_call(
+        self, query: LabelledQuery, outcome: QueryOutcome, spec: ToolSpec
+    ) -> ExecutorCall | None:
+        """The pipeline's check of a clarify: one executor request without repair; the call,
+        if its required values are all the query's own."""
+        messages = executor_messages(query.text, spec, [])
+        reply = await chat_once(self.gateway, self.endpoint, messages, self._options())
+        outcome.executor_ms += reply.latency_ms
+        call = parse_executor(reply.text, spec, bare_args=True)
+        outcome.steps.append(
+            StepRecord(
+                kind="check",
+                attempt=1,
+                ms=reply.latency_ms,
+                json_valid=not isinstance(extract_json(reply.text), StepFailure),
+                strict_json=is_strict_json(reply.text),
+                schema_valid=not isinstance(call, StepFailure),
+                error=call.message[:300] if isinstance(call, StepFailure) else None,
+                output=reply.text[:300],
+            )
+        )
+        if isinstance(call, ExecutorCall) and stated_arguments(call, spec, [query.text]):
+            return call
+        return None
 
     @staticmethod
     def _score(query: LabelledQuery, outcome: QueryOutcome) -> None:
@@ -327,74 +312,3 @@ class RoutingBench:
             metrics=summarize(outcomes),
             outcomes=outcomes,
         )
-
-
-def _share(hits: int, total: int) -> float:
-    return round(hits / total, 4) if total else 0.0
-
-
-def _latency(values: list[int]) -> Latency:
-    if not values:
-        return Latency()
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return Latency(
-        mean=round(statistics.fmean(ordered), 1),
-        p50=float(statistics.median(ordered)),
-        p95=float(p95),
-        max=float(ordered[-1]),
-    )
-
-
-def summarize(outcomes: list[QueryOutcome]) -> Metrics:
-    steps = [s for o in outcomes for s in o.steps]
-    routes = [s for s in steps if s.kind == "route"]
-    executes = [s for s in steps if s.kind == "execute"]
-    labelled_args = [o for o in outcomes if o.args_correct is not None]
-    tags = sorted({t for o in outcomes for t in o.tags})
-    clarified = [o for o in outcomes if o.choice == "clarify"]
-    to_clarify = [o for o in outcomes if o.expect == "clarify"]
-    return Metrics(
-        queries=len(outcomes),
-        json_validity=_share(sum(s.json_valid for s in steps), len(steps)),
-        strict_json_rate=_share(sum(s.strict_json for s in steps), len(steps)),
-        router_schema_validity=_share(sum(s.schema_valid for s in routes), len(routes)),
-        args_schema_validity=_share(sum(s.schema_valid for s in executes), len(executes))
-        if executes
-        else None,
-        strict_accuracy=_share(sum(o.correct for o in outcomes), len(outcomes)),
-        acceptable_accuracy=_share(sum(o.acceptable for o in outcomes), len(outcomes)),
-        clarify_rate=_share(len(clarified), len(outcomes)),
-        clarify_precision=_share(sum(o.correct for o in clarified), len(clarified))
-        if clarified
-        else None,
-        clarify_recall=_share(sum(o.correct for o in to_clarify), len(to_clarify))
-        if to_clarify
-        else None,
-        args_accuracy=_share(sum(bool(o.args_correct) for o in labelled_args), len(labelled_args))
-        if labelled_args
-        else None,
-        repair_rate=_share(sum(o.repaired for o in outcomes), len(outcomes)),
-        failure_rate=_share(sum(o.error is not None for o in outcomes), len(outcomes)),
-        router_ms=_latency([o.router_ms for o in outcomes if o.router_ms or o.choice]),
-        executor_ms=_latency([o.executor_ms for o in outcomes if o.executor_ms]),
-        accuracy_by_tag={
-            tag: _share(
-                sum(o.correct for o in outcomes if tag in o.tags),
-                sum(tag in o.tags for o in outcomes),
-            )
-            for tag in tags
-        },
-    )
-
-
-def report_path(out_dir: str | Path, report: BenchReport, suffix: str = "") -> Path:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{report.model}{suffix}").strip("_") or "model"
-    return Path(out_dir) / f"routing_{slug}.json"
-
-
-def save_report(report: BenchReport, out_dir: str | Path, suffix: str = "") -> Path:
-    path = report_path(out_dir, report, suffix)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return path

@@ -17,7 +17,7 @@ import typer
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from durable_loop.evals.routing.bench import BenchReport
+    from durable_loop.evals.routing.report import BenchReport
 
 DEFAULT_QUERIES = Path("evals/routing/queries.toml")
 DEFAULT_OUT = Path("bench/results")
@@ -68,7 +68,7 @@ def route_bench(
     ] = "",
 ) -> None:
     """Measure routing: JSON and schema validity, accuracy, clarify rate, latency."""
-    from durable_loop.evals.routing.bench import save_report
+    from durable_loop.evals.routing.report import save_report
 
     report = asyncio.run(
         _run(
@@ -108,8 +108,9 @@ async def _run(
     from durable_loop.core.config import RouterConfig
     from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.retry import RetrySettings
-    from durable_loop.evals.routing.bench import QueryOutcome, RoutingBench, load_queries
+    from durable_loop.evals.routing.bench import RoutingBench, load_queries
     from durable_loop.evals.routing.bench_tools import travel_desk
+    from durable_loop.evals.routing.report import QueryOutcome
     from durable_loop.evals.routing.scripted_models import BEHAVIOURS
     from durable_loop.testing import ScriptedLLM
     from durable_loop.worker.builder import new_http_client
@@ -185,4 +186,5 @@ def _print(report: BenchReport) -> None:
         f"  {'router ms p50/p95':<24} {m.router_ms.p50:.0f} / {m.router_ms.p95:.0f}"
         f"   executor ms p50/p95 {m.executor_ms.p50:.0f} / {m.executor_ms.p95:.0f}"
     )
+    typer.echo(f"  {'clarify overruled':<24} {m.clarify_overruled}")
     typer.echo("  by tag: " + ", ".join(f"{t} {v:.0%}" for t, v in m.accuracy_by_tag.items()))

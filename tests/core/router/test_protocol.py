@@ -10,8 +10,10 @@ from durable_loop.core.router.protocol import (
     clarify_question,
     extract_json,
     is_strict_json,
+    is_toolless_clarify,
     parse_executor,
     parse_router,
+    stated_arguments,
     ungrounded_arguments,
 )
 from durable_loop.core.tools import ToolSpec
@@ -100,6 +102,85 @@ def test_a_clarify_without_a_tool_is_read_by_the_argument_its_question_names(que
         None if tool is None else RouterDecision(choice="clarify", tool=tool, question=question)
     )
     assert named == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        ("What is the tracking number?", "package_track"),
+        ("Which flight?", "flight_status"),
+        ("What is the order number?", None),  # no tool needs an order
+        ("What would you like a haiku about?", None),
+    ],
+)
+def test_a_clarify_is_read_by_the_distinctive_words_of_the_argument(question, tool):
+    text = route({"choice": "clarify", "tool": None, "question": question})
+    named = clarify_of_named_argument(text, SPECS, distinctive=True)
+    assert (named.tool if named else None) == tool
+
+
+@pytest.mark.parametrize(
+    ("args", "said", "stated"),
+    [
+        ({"flight_number": "BA117"}, "Is flight BA 117 on time?", True),
+        ({"flight_number": "ba-117"}, "is flight BA117 on time", True),
+        ({"flight_number": "BA117"}, "Has my plane landed?", False),
+        ({"flight_number": "BA1170"}, "Is flight BA 117 on time?", False),
+        ({"flight_number": "BA11"}, "Is flight BA 117 on time?", False),  # a part of a run
+        ({"flight_number": "LH117"}, "Is flight BA 117 on time?", False),
+        ({"flight_number": ""}, "Is flight BA 117 on time?", False),
+    ],
+)
+def test_a_value_is_stated_only_if_the_user_wrote_it(args, said, stated):
+    call = ExecutorCall(tool="flight_status", args=args)
+    assert stated_arguments(call, BY_NAME["flight_status"], [said]) is stated
+
+
+def test_every_required_value_must_be_stated():
+    spec = BY_NAME["currency_convert"]
+    call = ExecutorCall(
+        tool="currency_convert", args={"amount": 40, "from_currency": "EUR", "to_currency": "USD"}
+    )
+    assert stated_arguments(call, spec, ["40 EUR in USD please"])
+    assert not stated_arguments(call, spec, ["40 euros in dollars please"])
+    assert not stated_arguments(call, spec, ["EUR in USD please"])
+
+
+@pytest.mark.parametrize(
+    ("value", "toolless"),
+    [
+        ({"choice": "clarify", "tool": None, "question": "What is a haiku about clouds?"}, True),
+        ({"choice": "clarify", "tool": None, "question": None}, True),
+        ({"choice": "clarify", "tool": None, "question": "What is a tracking number?"}, False),
+        ({"choice": "clarify", "tool": "flight_status", "question": "Which one?"}, False),
+        ({"choice": "none", "tool": None, "question": "Which one?"}, False),
+    ],
+)
+def test_a_clarify_naming_no_tool_and_no_argument_has_nothing_to_clarify(value, toolless):
+    assert is_toolless_clarify(route(value), SPECS) is toolless
+    assert not is_toolless_clarify("a haiku, no JSON", SPECS)
+
+
+def test_bare_arguments_are_read_only_when_asked_for():
+    spec = BY_NAME["package_track"]
+    bare = '{"tracking_id": "TBA302998114000"}'
+    assert isinstance(parse_executor(bare, spec), StepFailure)
+    call = parse_executor(bare, spec, bare_args=True)
+    assert call == ExecutorCall(tool="package_track", args={"tracking_id": "TBA302998114000"})
+    refused = parse_executor('{"tracking": "x"}', spec, bare_args=True)
+    assert isinstance(refused, StepFailure) and "tracking_id" in refused.message
+
+
+def test_a_one_letter_argument_is_named_only_under_the_first_rule():
+    adder = ToolSpec(
+        name="add", parameters={"type": "object", "required": ["a", "b"], "properties": {}}
+    )
+    text = route({"choice": "clarify", "tool": None, "question": "What is a haiku?"})
+    assert clarify_of_named_argument(text, [adder]) is None
+    assert clarify_of_named_argument(text, [adder], distinctive=True) is None
+    assert is_toolless_clarify(text, [adder])
+    first_rule = clarify_of_named_argument(text, [adder], letters=True)
+    assert first_rule is not None and first_rule.tool == "add"
 
 
 def test_only_a_clarify_without_a_known_tool_is_read_that_way():

@@ -11,15 +11,9 @@ from typer.testing import CliRunner
 
 from durable_loop.console import app
 from durable_loop.core.endpoint import LlmEndpoint
-from durable_loop.evals.routing.bench import (
-    LabelledQuery,
-    QueryOutcome,
-    RoutingBench,
-    load_queries,
-    save_report,
-    summarize,
-)
+from durable_loop.evals.routing.bench import LabelledQuery, RoutingBench, load_queries
 from durable_loop.evals.routing.bench_tools import travel_desk
+from durable_loop.evals.routing.report import QueryOutcome, save_report, summarize
 from durable_loop.evals.routing.scripted_models import guessing, keyword, messy
 from durable_loop.tools.ensembles import EnsembleLoadError
 from durable_loop.worker.builder import new_http_client
