@@ -15,6 +15,7 @@ long-running commands the test's own servers replace). Directives are separated 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,3 +82,23 @@ def blocks_of(page: Path, text: str | None = None) -> list[Block]:
             )
         )
     return blocks
+
+
+def commands_of(source: str) -> list[str]:
+    """The block's commands: a line continues after ``\\`` or inside quotes; blank and
+    comment lines are dropped."""
+    commands: list[str] = []
+    pending = ""
+    for line in source.splitlines():
+        pending += line + "\n"
+        if line.rstrip().endswith("\\"):
+            continue
+        try:
+            shlex.split(pending, comments=True)
+        except ValueError:  # an open quote
+            continue
+        command = pending.strip()
+        pending = ""
+        if command and not command.startswith("#"):
+            commands.append(command)
+    return commands

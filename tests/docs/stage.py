@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import re
-import shlex
 import signal
 import sys
 import time
@@ -41,7 +40,7 @@ from durable_loop.testing.history import replay_failures
 from durable_loop.testing.scripted import RecordedRequest, Reply, ScriptedLLM
 from durable_loop.tools.workspace import workspace_tools
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
-from tests.docs.blocks import REPO, RUNNABLE, Block
+from tests.docs.blocks import REPO, RUNNABLE, Block, commands_of
 from tests.docs.sdk_exit import exited_cleanly
 
 COMMAND_TIMEOUT_S = 120
@@ -126,26 +125,6 @@ READY = {
     "serve": "durable-loop service on",
     "codec-server": "codec server on",
 }
-
-
-def commands_of(source: str) -> list[str]:
-    """The block's commands: a line continues after ``\\`` or inside quotes; blank and
-    comment lines are dropped."""
-    commands: list[str] = []
-    pending = ""
-    for line in source.splitlines():
-        pending += line + "\n"
-        if line.rstrip().endswith("\\"):
-            continue
-        try:
-            shlex.split(pending, comments=True)
-        except ValueError:  # an open quote
-            continue
-        command = pending.strip()
-        pending = ""
-        if command and not command.startswith("#"):
-            commands.append(command)
-    return commands
 
 
 class Stage:
