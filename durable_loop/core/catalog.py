@@ -63,6 +63,7 @@ LOCAL_WORKAROUNDS = (
     "finalize_after_repeat",
     "call_referred_tool",
     "call_requested_tool",
+    "router_json_mode",
     "shorten_oversized_arguments",
     "repair_invalid_arguments",
 )

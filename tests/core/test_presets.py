@@ -28,6 +28,13 @@ def test_compose_unions_lists_merges_overrides_and_lets_the_last_scalar_win():
     }
 
 
+def test_compose_merges_router_settings_instead_of_replacing_them():
+    base = RuntimeConfig(router={"repair_attempts": 2, "summarize": False})
+    config = presets.apply(presets.router_json_mode(), base=base)
+    assert config.router.json_mode is True
+    assert (config.router.repair_attempts, config.router.summarize) == (2, False)
+
+
 def test_apply_builds_a_validated_config_on_top_of_a_base():
     base = RuntimeConfig(max_turns=3, response_transforms=["assistant_tool_calls_object_to_array"])
     config = presets.apply(presets.openai_compatible_reliability(), base=base)
@@ -83,6 +90,7 @@ def test_for_model_on_the_local_qwen_coder():
     local = presets.apply(presets.for_model("openai", "qwen2.5-coder-local"))
     assert local.request_overrides == {"temperature": 0, "max_tokens": 768}
     assert local.max_tool_calls_per_turn == 1
+    assert local.router.json_mode is True and local.call_requested_tool is True
     assert {
         "assistant_content_tool_call_tags_to_tool_calls",
         "assistant_content_json_tool_calls_to_tool_calls",
