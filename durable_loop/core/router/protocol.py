@@ -195,6 +195,17 @@ def _tools_asked(
     return list(dict.fromkeys(name for name, arg in named if arg and arg <= words))
 
 
+def _clarify_without_tool(text: str, specs: list[ToolSpec]) -> dict[str, JsonValue] | None:
+    """The router output's object when it is a ``clarify`` naming none of ``specs``."""
+    extracted = extract_json(text)
+    if isinstance(extracted, StepFailure) or not isinstance(extracted.value, dict):
+        return None
+    value = extracted.value
+    if value.get("choice") != "clarify" or value.get("tool") in [s.name for s in specs]:
+        return None
+    return value
+
+
 def clarify_of_named_argument(
     text: str, specs: list[ToolSpec], *, distinctive: bool = False, letters: bool = False
 ) -> RouterDecision | None:
@@ -210,15 +221,9 @@ def clarify_of_named_argument(
     ``router-clarify-names-its-argument`` alone), under which the article "a" named an
     argument ``a``.
     """
-    extracted = extract_json(text)
-    if isinstance(extracted, StepFailure) or not isinstance(extracted.value, dict):
-        return None
-    value = extracted.value
-    question = value.get("question")
-    names = [s.name for s in specs]
-    if value.get("choice") != "clarify" or value.get("tool") in names:
-        return None
-    if not isinstance(question, str):
+    value = _clarify_without_tool(text, specs)
+    question = None if value is None else value.get("question")
+    if value is None or not isinstance(question, str):
         return None
     asked = _tools_asked(question, specs, distinctive=distinctive, letters=letters)
     if len(asked) != 1:
@@ -231,15 +236,11 @@ def is_toolless_clarify(text: str, specs: list[ToolSpec]) -> bool:
     """A ``clarify`` that names no tool and whose question names no tool's required
     argument, even by its distinctive words: there is no lookup to clarify, which the
     protocol calls ``none`` (what the repair prompt would ask the model to answer)."""
-    extracted = extract_json(text)
-    if isinstance(extracted, StepFailure) or not isinstance(extracted.value, dict):
-        return False
-    value = extracted.value
-    if value.get("choice") != "clarify" or value.get("tool") in [s.name for s in specs]:
+    value = _clarify_without_tool(text, specs)
+    if value is None:
         return False
     question = value.get("question")
-    text = question if isinstance(question, str) else ""
-    return not _tools_asked(text, specs, distinctive=True)
+    return not _tools_asked(question if isinstance(question, str) else "", specs, distinctive=True)
 
 
 def executor_schema(spec: ToolSpec) -> dict[str, JsonValue]:
