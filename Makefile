@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip --disable-pip-version-check -q
 
-.PHONY: demo test lint typecheck test-suite test-dev clean
+.PHONY: demo test lint typecheck test-suite test-dev test-install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ test: lint typecheck test-suite
 # The same suite against the embedded dev server instead of the time-skipping server.
 test-dev: $(VENV)/.installed-dev
 	DURABLE_LOOP_TEST_SERVER=dev $(BIN)/pytest -q $(PYTEST_ARGS)
+
+# The wheel in fresh venvs (no extras, then [local-llm,testing]): tests/install and tests/docs there.
+test-install: $(VENV)/.installed-dev
+	bash .ci/plain-install
 
 clean:
 	rm -rf $(VENV) .durable-loop .pytest_cache .mypy_cache .ruff_cache

@@ -14,6 +14,7 @@ import pydantic
 
 from durable_loop.cli.binaries import MissingBinary
 from durable_loop.core.errors import ConfigError, DurableLoopError, ErrorCode, coded_text
+from durable_loop.core.extras import MissingExtra
 from durable_loop.core.validation_text import fields_text
 
 EXIT_BAD_INPUT = 2
@@ -93,7 +94,7 @@ def explain(err: BaseException) -> str | None:
     from durable_loop.cli.devserver import DevServerError
     from durable_loop.client.connect import TemporalUnreachable
 
-    if isinstance(err, CliError | ConfigError | MissingBinary | DevServerError):
+    if isinstance(err, CliError | ConfigError | MissingBinary | DevServerError | MissingExtra):
         return coded_text(err.code, one_line(err.message))
     if isinstance(err, TemporalUnreachable):
         return coded_text(err.code, f"cannot reach Temporal at {err.address}: {SERVER_HINT}")

@@ -37,6 +37,7 @@ from durable_loop.cli.model_fetch import (
 )
 from durable_loop.cli.model_fetch import ensure_model as fetch_model
 from durable_loop.core.errors import ErrorCode
+from durable_loop.core.extras import import_extra
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -158,13 +159,7 @@ def serve_local_model(
         raise LocalLlmError(
             ErrorCode.PORT_IN_USE, f"{HOST}:{port} is already in use; pick another one with --port"
         )
-    try:
-        import xllamacpp
-    except ImportError:
-        raise LocalLlmError(
-            ErrorCode.LOCAL_LLM_MISSING,
-            "xllamacpp is not installed; run: pip install 'durable-loop[local-llm]'",
-        ) from None
+    xllamacpp = import_extra("xllamacpp", "the local model server")
     cpu_threads = threads or os.cpu_count() or 2
     params = xllamacpp.CommonParams()
     params.model.path = str(path)

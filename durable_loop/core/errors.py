@@ -50,6 +50,7 @@ class ErrorCode(StrEnum):
     CIRCUIT_OPEN = "CIRCUIT_OPEN"
     PROVIDER_BLOCKED = "PROVIDER_BLOCKED"
     CONFIG_ERROR = "CONFIG_ERROR"
+    EXTRA_NOT_INSTALLED = "EXTRA_NOT_INSTALLED"
     # activities as a trace or a metric sees them
     TIMEOUT = "TIMEOUT"
     CANCELED = "CANCELED"
@@ -134,7 +135,6 @@ class ErrorCode(StrEnum):
     MODEL_PART_INVALID = "MODEL_PART_INVALID"
     MODEL_CHECKSUM_MISMATCH = "MODEL_CHECKSUM_MISMATCH"
     GGUF_INVALID = "GGUF_INVALID"
-    LOCAL_LLM_MISSING = "LOCAL_LLM_MISSING"
     LOCAL_LLM_NOT_READY = "LOCAL_LLM_NOT_READY"
     PORT_IN_USE = "PORT_IN_USE"
     # evals, the routing benchmark and chaos runs

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, TypeAdapter
 
+from durable_loop.core.extras import MissingExtra, import_extra
 from durable_loop.evals import metrics
 from durable_loop.evals.schema import GroupSummary, RunRecord, Summary
+
+log = logging.getLogger(__name__)
 
 SUMMARIES = TypeAdapter(list[GroupSummary])
 
@@ -68,9 +72,14 @@ def write_report(directory: Path, records: Sequence[RunRecord], summary: Summary
     if is_matrix(records):
         _dump(directory / "summary_by_scenario_and_strategy.json", strategy_rows)
         written.append(directory / "summary_by_scenario_and_strategy.json")
-    (directory / "report.md").write_text(markdown(records, summary))
+    text = markdown(records, summary)
+    try:
+        written.append(chart(directory / "matrix.png", records))
+    except MissingExtra as err:
+        log.warning("no chart in the report: %s", err.coded())
+        text += f"\nNo chart: {err.coded()}\n"
+    (directory / "report.md").write_text(text)
     written.append(directory / "report.md")
-    written.append(chart(directory / "matrix.png", records))
     return written
 
 
@@ -140,10 +149,8 @@ def recovery_lines(records: Sequence[RunRecord], scenarios: list[str]) -> list[s
 
 def chart(path: Path, records: Sequence[RunRecord]) -> Path:
     """A heatmap of tool-scenario success: rows model x profile, columns strategy."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import_extra("matplotlib", "an eval chart").use("Agg")
+    plt = import_extra("matplotlib.pyplot", "an eval chart")
 
     rows = list(dict.fromkeys((r.model, r.profile) for r in records))
     cols = list(dict.fromkeys(_variant(r) for r in records))

@@ -15,6 +15,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from durable_loop.core.extras import import_extra
 from durable_loop.store.database import tune_sqlite
 from durable_loop.store.transcript import TranscriptStore
 
@@ -25,6 +26,9 @@ MIGRATION_LOCK_ID = 7_243_001
 @dataclass(frozen=True)
 class StoreConfig:
     url: str
+
+    def __post_init__(self) -> None:
+        _urls(self.url)  # an unsupported URL or a missing driver fails here, before any I/O
 
     @classmethod
     def sqlite_file(cls, path: Path) -> StoreConfig:
@@ -38,6 +42,7 @@ def _urls(url: str) -> tuple[URL, URL]:
     if backend == "sqlite":
         return parsed.set(drivername="sqlite"), parsed.set(drivername="sqlite+aiosqlite")
     if backend == "postgresql":
+        import_extra("psycopg", "the PostgreSQL store")
         return (
             parsed.set(drivername="postgresql+psycopg"),
             parsed.set(drivername="postgresql+psycopg"),

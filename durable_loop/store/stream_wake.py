@@ -24,9 +24,11 @@ import logging
 import threading
 from collections import defaultdict
 from collections.abc import Callable
+from types import ModuleType
 
-import psycopg
 from sqlalchemy.engine import URL
+
+from durable_loop.core.extras import import_extra
 
 CHANNEL = "durable_loop_stream"
 NOTIFY = "SELECT pg_notify('durable_loop_stream', :session_id)"
@@ -113,6 +115,7 @@ class PgListener:
     ``close``; it reconnects after an error (readers poll meanwhile)."""
 
     def __init__(self, url: URL, waiters: Waiters, *, retry_s: float = 1.0) -> None:
+        self._psycopg: ModuleType = import_extra("psycopg", "the PostgreSQL store")
         self._conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
         self.waiters = waiters
         self.retry_s = retry_s
@@ -131,7 +134,7 @@ class PgListener:
     async def _run(self) -> None:
         while True:
             try:
-                async with await psycopg.AsyncConnection.connect(
+                async with await self._psycopg.AsyncConnection.connect(
                     self._conninfo, autocommit=True
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
@@ -139,7 +142,7 @@ class PgListener:
                     async for note in conn.notifies():
                         self.notifications += 1
                         self.waiters.wake(note.payload)
-            except psycopg.Error as err:
+            except self._psycopg.Error as err:
                 self._listening.clear()
                 log.warning("stream listener lost its connection (%s); readers poll meanwhile", err)
                 await asyncio.sleep(self.retry_s)

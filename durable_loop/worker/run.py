@@ -35,8 +35,9 @@ async def run_worker(
             pass  # not the main thread (tests): the caller sets ``stop``
     registry = load_registry(settings.tools)
     observed = observability(ObservabilitySettings.from_env(os.environ))
+    store_config = StoreConfig(url=settings.db_url)
     client = await connect(settings.temporal)
-    store = open_store(StoreConfig(url=settings.db_url))
+    store = open_store(store_config)
     http = new_http_client(settings.tuning.max_concurrent_activities)
     loaded = LoadedTools(registry)
     try:

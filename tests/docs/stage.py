@@ -17,7 +17,6 @@ import json
 import os
 import re
 import signal
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -40,7 +39,8 @@ from durable_loop.testing.history import replay_failures
 from durable_loop.testing.scripted import RecordedRequest, Reply, ScriptedLLM
 from durable_loop.tools.workspace import workspace_tools
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
-from tests.docs.blocks import REPO, RUNNABLE, Block, commands_of
+from tests.docs.blocks import RUNNABLE, Block, commands_of
+from tests.docs.interpreter import docs_interpreter
 from tests.docs.sdk_exit import exited_cleanly
 
 COMMAND_TIMEOUT_S = 120
@@ -137,10 +137,12 @@ class Stage:
         self.address = client.service_client.config.target_host
         self.bin = cwd / ".venv" / "bin"
         self.bin.mkdir(parents=True)
+        self.python = docs_interpreter(cwd)
+        self.skipped: list[str] = []
         shim = self.bin / "durable-loop"
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m durable_loop "$@"\n')
+        shim.write_text(f'#!/bin/sh\nexec "{self.python.python}" -m durable_loop "$@"\n')
         shim.chmod(0o755)
-        (self.bin / "python").symlink_to(sys.executable)
+        (self.bin / "python").symlink_to(self.python.python)
         (self.bin / "temporal").symlink_to(temporal_cli())
         keep = {
             k: v for k, v in os.environ.items() if not k.startswith(("DURABLE_LOOP_", "TEMPORAL_"))
@@ -148,7 +150,7 @@ class Stage:
         self.environ = {
             **keep,
             "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
-            "PYTHONPATH": str(REPO),
+            "PYTHONPATH": self.python.pythonpath,
             "TEMPORAL_ADDRESS": self.address,
             "NO_COLOR": "1",
         }
@@ -284,7 +286,7 @@ class Stage:
                 }
             )
         )
-        argv = [sys.executable, "-m", "tests.docs.python_block", str(spec)]
+        argv = [self.python.python, "-m", "tests.docs.python_block", str(spec)]
         await self.check(block, argv, environ, shown=f"python {block.where}")
 
     async def run_pytest(self, block: Block, environ: dict[str, str]) -> None:
@@ -294,7 +296,20 @@ class Stage:
         project = self.cwd / f"project-{self.files}"
         project.mkdir()
         (project / "test_example.py").write_text(block.source)
-        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"]
+        if not self.python.has_pytest:
+            self.skipped.append(
+                f"{block.where}: pytest is not installed beside {self.python.python}"
+            )
+            return
+        argv = [
+            self.python.python,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "test_example.py",
+        ]
         await self.check(block, argv, environ, shown=f"pytest {block.where}", cwd=project)
 
     # ------------------------------------------------------------------ setups

@@ -4,6 +4,7 @@ block is skipped only where its page says so and why (tests/docs/blocks.py)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,8 @@ async def run_page(blocks: list[Block], cwd: Path) -> None:
                     await stage.run(block)
             finally:
                 failures = await stage.close()
+    for note in stage.skipped:
+        warnings.warn(f"docs block not run: {note}", stacklevel=1)
     assert failures == {}, f"histories that do not replay: {failures}"
 
 

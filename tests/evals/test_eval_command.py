@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from durable_loop.console import app
 from durable_loop.evals.report import SUMMARIES
 from durable_loop.evals.schema import RunRecord, Summary
+from tests.uninstalled import uninstall
 
 runner = CliRunner()
 
@@ -83,6 +84,26 @@ def test_offline_run_writes_a_valid_report(tmp_path: Path):
     table = (directory / "report.md").read_text()
     assert "| tags_as_text | scripted | baseline | 0/2 | 2/2 | 0% |" in table
     assert "happy_path #1" in result.output or "happy_path #2" in result.output
+
+
+def test_without_the_evals_extra_the_report_says_why_it_has_no_chart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    uninstall(monkeypatch, "matplotlib")
+    args = ["eval", "--scenarios", "chat_only", "--behaviours", "well_behaved"]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    [directory] = list(tmp_path.iterdir())
+    assert not (directory / "matrix.png").exists()
+    assert (directory / "summary.json").is_file()
+    assert (
+        (directory / "report.md")
+        .read_text()
+        .endswith(
+            "No chart: EXTRA_NOT_INSTALLED: an eval chart needs matplotlib, which is not "
+            "installed: pip install 'durable-loop[evals]'\n"
+        )
+    )
 
 
 @pytest.mark.parametrize(

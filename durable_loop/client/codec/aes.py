@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from cryptography.exceptions import InvalidTag
 from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
 from durable_loop.client.codec.keys import CodecError, KeyRing
 from durable_loop.core.errors import ErrorCode
+from durable_loop.core.extras import import_extra
 
 ENCODING = b"binary/encrypted"
 KEY_ID_METADATA = "encryption-key-id"
@@ -26,6 +26,9 @@ NONCE_BYTES = 12
 class AesGcmCodec(PayloadCodec):
     def __init__(self, ring: KeyRing) -> None:
         self.ring = ring
+        self._invalid_tag: type[Exception] = import_extra(
+            "cryptography.exceptions", "the payload codec"
+        ).InvalidTag
         self._active = ring.cipher(ring.active)
         self._active_id = ring.active.encode()
 
@@ -56,7 +59,7 @@ class AesGcmCodec(PayloadCodec):
         nonce, sealed = payload.data[:NONCE_BYTES], payload.data[NONCE_BYTES:]
         try:
             plain = cipher.decrypt(nonce, sealed, raw_id)
-        except InvalidTag:
+        except self._invalid_tag:
             raise CodecError(
                 ErrorCode.CODEC_DECRYPT_FAILED, f"payload does not decrypt with key {key_id!r}"
             ) from None

@@ -10,10 +10,13 @@ import binascii
 import os
 import re
 from dataclasses import dataclass, field
-
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from typing import TYPE_CHECKING
 
 from durable_loop.core.errors import DurableLoopError, ErrorCode
+from durable_loop.core.extras import import_extra
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 KEY_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 KEY_SIZES = (16, 24, 32)
@@ -85,7 +88,9 @@ class KeyRing:
                 f"payload was encrypted with key {key_id!r}, which this process does not have "
                 f"(known: {known}); add it to DURABLE_LOOP_CODEC_KEYS after the active key",
             )
-        return AESGCM(key)
+        aead = import_extra("cryptography.hazmat.primitives.ciphers.aead", "the payload codec")
+        cipher: AESGCM = aead.AESGCM(key)
+        return cipher
 
 
 def new_key(key_id: str) -> str:
