@@ -3,10 +3,10 @@
 Every outcome is an :class:`Envelope`. An unexpected exception is re-raised while Temporal
 still has attempts left (so the retry policy applies) and becomes TOOL_ERROR on the last.
 
-A cancelled call (its activity cancelled) cancels an async tool at once; a sync tool's
-thread cannot be interrupted, so it gets ``AFTER_CANCEL_GRACE_S`` to finish. A result that
-arrives anyway is returned (the activity stores it, marked as after the cancel); otherwise
-the cancellation propagates.
+A cancelled call (its activity cancelled) cancels an async tool at once. A sync tool's
+thread cannot be interrupted: once its body has started, a cancel waits for it to end (up
+to the tool's own timeout), and its result is returned (the activity stores it, marked as
+after the cancel), so the record and the model get what actually happened.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from durable_loop.core.errors import ErrorCode
 from durable_loop.core.registry import RegisteredTool, ToolContext, ToolFailure
 
 MAX_VALIDATION_ERRORS = 5
-AFTER_CANCEL_GRACE_S = 0.5
 TOOL_THREADS = ThreadPoolExecutor(max_workers=128, thread_name_prefix="durable-loop-tool")
 """Sync tools run here, not in the event loop's default executor (6 threads on 2 CPUs):
 8 parallel 1 s sync tools took 2 s there (bench/parallel_tools.py). Threads start lazily."""
@@ -158,14 +157,15 @@ async def _run(
 
 
 async def _outlasting_cancel(call: asyncio.Future[object], *, interruptible: bool) -> object:
-    """``call``'s result; when the caller is cancelled, the result if it still comes."""
+    """``call``'s result; when the caller is cancelled, an interruptible call is cancelled,
+    an uninterruptible one (a sync body in its thread) is waited for: its ``wait_for``
+    still bounds it by the tool's timeout."""
     try:
         return await asyncio.shield(call)
     except asyncio.CancelledError:
         if interruptible:
             call.cancel()
-        done, _ = await asyncio.wait({call}, timeout=AFTER_CANCEL_GRACE_S)
-        if not done or call.cancelled():
-            call.cancel()
+        await asyncio.wait({call})
+        if call.cancelled():
             raise
         return call.result()

@@ -82,6 +82,9 @@ class DevServer:
     db_path: Path
     log_path: Path
     process: subprocess.Popen[bytes] = field(repr=False)
+    cli: str = "temporal"
+    """The stock ``temporal`` CLI that runs it (``.venv/bin/temporal``: not on PATH unless
+    the venv is activated), for the commands the docs show."""
 
     @property
     def pid(self) -> int:
@@ -280,6 +283,7 @@ def start_dev_server(
         db_path=db_path,
         log_path=log_path,
         process=process,
+        cli=binary,
     )
     try:
         _wait_ready(server, port, ready_timeout_s)

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import httpx
 import typer
@@ -225,6 +225,8 @@ def local_llm_command(
     with serve_local_model(
         path, port=port, threads=threads, alias=variant.alias, fix_tool_arguments=fix_template
     ) as srv:
+        stop = threading.Event()
+        previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in STOP_SIGNALS}
         console.print(
             f"serving {variant.title} as [bold]{srv.model_alias}[/] "
             f"(loaded in {srv.load_seconds:.1f}s)\n"
@@ -232,14 +234,13 @@ def local_llm_command(
             "Ctrl-C stops the server.",
             highlight=False,
         )
-        _wait_for_interrupt()
+        _wait_for_interrupt(stop, previous)
         console.print("stopping")
 
 
-def _wait_for_interrupt() -> None:
-    """Block until Ctrl-C or SIGTERM."""
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in STOP_SIGNALS}
+def _wait_for_interrupt(stop: threading.Event, previous: dict[signal.Signals, Any]) -> None:
+    """Block until Ctrl-C or SIGTERM (handlers installed before the address is printed,
+    so a supervisor that signals as soon as it reads the address is heard)."""
     try:
         while not stop.wait(1.0):
             pass

@@ -15,7 +15,10 @@ from durable_loop.cli.errors import CliError
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from durable_loop.core.contracts import RunResult
     from durable_loop.core.typed_output import OutputSchema
+
+INVALID_ANSWER_CHARS = 500
 
 OutputSchemaFile = Annotated[
     Path | None,
@@ -43,3 +46,27 @@ def load_output_schema(path: Path | None) -> OutputSchema | None:
     if problem is not None:
         raise CliError(ErrorCode.INVALID_SETTING, f"{path}: {problem}")
     return value
+
+
+def answer_of(result: RunResult) -> str | None:
+    """What ``send`` prints on stdout as the answer: the reply, but nothing when the message
+    ended ``OUTPUT_INVALID`` (its last reply failed the schema: it is not the answer, and
+    :func:`invalid_answer_line` shows it on stderr)."""
+    if _output_invalid(result):
+        return None
+    return result.reply
+
+
+def invalid_answer_line(result: RunResult) -> str | None:
+    """The summary line of a reply that failed the output schema, cut at
+    ``INVALID_ANSWER_CHARS``; None for any other result."""
+    if not _output_invalid(result) or result.reply is None:
+        return None
+    text = " ".join(result.reply.split())
+    if len(text) > INVALID_ANSWER_CHARS:
+        text = text[: INVALID_ANSWER_CHARS - 1] + "…"
+    return f"  invalid answer (not valid against the output schema): {text}"
+
+
+def _output_invalid(result: RunResult) -> bool:
+    return result.error is not None and result.error.code == ErrorCode.OUTPUT_INVALID

@@ -13,7 +13,6 @@ from temporalio.converter import DataConverter
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
 from durable_loop.client.settings import TemporalSettings
-from durable_loop.client.tracing import TraceContextPropagation
 from durable_loop.core.errors import DurableLoopError, ErrorCode
 
 if TYPE_CHECKING:
@@ -68,9 +67,12 @@ async def connect(
     front, so a wrong name fails here with ``NOT_FOUND`` instead of later inside a
     worker's background validation.
     """
-    chosen: list[Interceptor] = (
-        [TraceContextPropagation()] if interceptors is None else list(interceptors)
-    )
+    if interceptors is None:
+        # imported here: OpenTelemetry costs a short-lived caller (a CLI query) ~0.1 s
+        from durable_loop.client.tracing import TraceContextPropagation
+
+        interceptors = [TraceContextPropagation()]
+    chosen: list[Interceptor] = list(interceptors)
     client = await _connect(settings, chosen)
     if check_namespace:
         try:

@@ -1,4 +1,4 @@
-"""Deciding proposals from outside the workflow: list, confirm or reject (Query/Update/Signal)."""
+"""Deciding proposals from outside the workflow: list, approve or reject (Query/Update/Signal)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from durable_loop.core.proposals import (
     ProposalDecision,
     ProposalList,
     Verdict,
+    settled_phrase,
+    stored_verdict,
 )
 
 
@@ -32,8 +34,11 @@ class ProposalClient:
     async def proposals(self, session_id: str) -> ProposalList:
         return await self.handle(session_id).query(QUERY_PROPOSALS, result_type=ProposalList)
 
-    async def pending(self, session_id: str, proposal_id: str) -> PendingProposal:
-        listing = await self.proposals(session_id)
+    async def pending(
+        self, session_id: str, proposal_id: str, *, listing: ProposalList | None = None
+    ) -> PendingProposal:
+        """The pending proposal, from ``listing`` when the caller has just read it."""
+        listing = listing or await self.proposals(session_id)
         for proposal in listing.pending:
             if proposal.proposal_id == proposal_id:
                 return proposal
@@ -41,19 +46,20 @@ class ProposalClient:
         if proposal_id in decided:
             raise ProposalNotPending(
                 ErrorCode.ALREADY_DECIDED,
-                f"proposal {proposal_id} is already {decided[proposal_id]}",
+                f"proposal {proposal_id} {settled_phrase(decided[proposal_id], already=True)}",
             )
         raise ProposalNotPending(ErrorCode.UNKNOWN_PROPOSAL, f"no pending proposal {proposal_id!r}")
 
     async def decide(self, session_id: str, decision: ProposalDecision) -> DecisionResult:
-        """Update: refused by the workflow's validator unless the decision is valid."""
+        """Update: refused by the workflow's validator unless the decision is valid.
+        ``approve`` is sent as the stored verdict ``confirm``."""
         return await self.handle(session_id).execute_update(
-            UPDATE_DECIDE, decision, result_type=DecisionResult
+            UPDATE_DECIDE, _stored(decision), result_type=DecisionResult
         )
 
     async def signal(self, session_id: str, decision: ProposalDecision) -> None:
         """Signal: fire and forget; an invalid decision is ignored by the workflow."""
-        await self.handle(session_id).signal(SIGNAL_DECIDE, decision)
+        await self.handle(session_id).signal(SIGNAL_DECIDE, _stored(decision))
 
     async def decision_for(
         self,
@@ -62,9 +68,12 @@ class ProposalClient:
         verdict: Verdict,
         approver: str,
         comment: str | None = None,
+        *,
+        listing: ProposalList | None = None,
     ) -> ProposalDecision:
-        """A decision bound to the fingerprint of the content pending right now."""
-        proposal = await self.pending(session_id, proposal_id)
+        """A decision bound to the fingerprint of the content pending right now (in
+        ``listing``, when the caller has just read it)."""
+        proposal = await self.pending(session_id, proposal_id, listing=listing)
         return ProposalDecision(
             proposal_id=proposal_id,
             verdict=verdict,
@@ -72,3 +81,10 @@ class ProposalClient:
             fingerprint=proposal.fingerprint,
             comment=comment,
         )
+
+
+def _stored(decision: ProposalDecision) -> ProposalDecision:
+    verdict = stored_verdict(decision.verdict)
+    if verdict == decision.verdict:
+        return decision
+    return decision.model_copy(update={"verdict": verdict})

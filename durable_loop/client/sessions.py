@@ -25,6 +25,7 @@ from durable_loop.client.tool_approvals import ToolApprovalClient
 from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import load_trace
 from durable_loop.client.trace.models import Trace
+from durable_loop.client.trace.replies import REPLY_CHARS
 from durable_loop.client.tracing import end_message_span, message_span
 from durable_loop.client.typed_output import message_schema
 from durable_loop.client.update_retry import message_update_id, new_message_id, until_admitted
@@ -56,6 +57,7 @@ from durable_loop.core.proposals import (
     ProposalList,
     Verdict,
 )
+from durable_loop.core.session_ids import check_session_id
 from durable_loop.core.settings_digest import differing, settings_digest
 from durable_loop.core.typed_output import OutputSchema
 from durable_loop.store.stream import StreamStore
@@ -154,6 +156,7 @@ class SessionClient:
     async def _session_input(
         self, session_id: str, settings: SessionSettings
     ) -> tuple[SessionInput, dict[str, str]]:
+        check_session_id(session_id)
         refuse_unreliable_enforced(settings)
         if self.search_attributes is None:
             self.search_attributes = await _registered(self.client)
@@ -553,12 +556,19 @@ class SessionClient:
         db_url: str | None = None,
         ui_url: str | None = None,
         args_chars: int | None = ARGS_CHARS,
+        reply_chars: int | None = REPLY_CHARS,
     ) -> Trace:
         """Every turn of the session from history (every run) plus, with ``db_url``, the
-        transcript store (which also gives each call's arguments, cut at ``args_chars``;
-        None: whole)."""
+        transcript store (which also gives each call's arguments, cut at ``args_chars``,
+        and each reply whole, cut at ``reply_chars``; None: whole), and the decisions,
+        budget changes, cancels and refusals between them."""
         return await load_trace(
-            self.client, session_id, db_url=db_url, ui_url=ui_url, args_chars=args_chars
+            self.client,
+            session_id,
+            db_url=db_url,
+            ui_url=ui_url,
+            args_chars=args_chars,
+            reply_chars=reply_chars,
         )
 
 

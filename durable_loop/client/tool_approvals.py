@@ -1,13 +1,15 @@
-"""Deciding held tool calls from outside the workflow: list, confirm (optionally with
+"""Deciding held tool calls from outside the workflow: list, approve (optionally with
 edited arguments) or reject, by Query/Update/Signal; and a message's final result."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 from temporalio.client import Client, WorkflowHandle
 
 from durable_loop.core import names
-from durable_loop.core.approvals import (
+from durable_loop.core.approval_models import (
     QUERY_TOOL_APPROVALS,
     SIGNAL_TOOL_CALL_DECISION,
     UPDATE_DECIDE_TOOL_CALL,
@@ -18,9 +20,11 @@ from durable_loop.core.approvals import (
     ToolCallDecided,
     ToolCallDecision,
 )
-from durable_loop.core.contracts import RunResult
 from durable_loop.core.errors import DurableLoopError, ErrorCode
-from durable_loop.core.proposals import Verdict
+from durable_loop.core.proposals import Verdict, decided_word, stored_verdict
+
+if TYPE_CHECKING:
+    from durable_loop.core.results import RunResult
 
 
 class ToolCallNotPending(DurableLoopError, LookupError):
@@ -39,29 +43,34 @@ class ToolApprovalClient:
             QUERY_TOOL_APPROVALS, result_type=ToolApprovalList
         )
 
-    async def pending(self, session_id: str, call_id: str) -> PendingToolCall:
-        listing = await self.listing(session_id)
+    async def pending(
+        self, session_id: str, call_id: str, *, listing: ToolApprovalList | None = None
+    ) -> PendingToolCall:
+        """The held call, from ``listing`` when the caller has just read it."""
+        listing = listing or await self.listing(session_id)
         for call in listing.pending:
             if call.call_id == call_id:
                 return call
         decided = {d.call_id: d.status for d in listing.decided}
         if call_id in decided:
             raise ToolCallNotPending(
-                ErrorCode.ALREADY_DECIDED, f"tool call {call_id} is already {decided[call_id]}"
+                ErrorCode.ALREADY_DECIDED,
+                f"tool call {call_id} is already {decided_word(decided[call_id])}",
             )
         raise ToolCallNotPending(
             ErrorCode.UNKNOWN_TOOL_CALL, f"no tool call {call_id!r} waits for approval"
         )
 
     async def decide(self, session_id: str, decision: ToolCallDecision) -> ToolCallDecided:
-        """Update: refused by the workflow's validator unless the decision is valid."""
+        """Update: refused by the workflow's validator unless the decision is valid.
+        ``approve`` is sent as the stored verdict ``confirm``."""
         return await self.handle(session_id).execute_update(
-            UPDATE_DECIDE_TOOL_CALL, decision, result_type=ToolCallDecided
+            UPDATE_DECIDE_TOOL_CALL, _stored(decision), result_type=ToolCallDecided
         )
 
     async def signal(self, session_id: str, decision: ToolCallDecision) -> None:
         """Signal: fire and forget; a refused decision shows in the listing's ``refused``."""
-        await self.handle(session_id).signal(SIGNAL_TOOL_CALL_DECISION, decision)
+        await self.handle(session_id).signal(SIGNAL_TOOL_CALL_DECISION, _stored(decision))
 
     async def decision_for(
         self,
@@ -73,10 +82,12 @@ class ToolApprovalClient:
         comment: str | None = None,
         arguments: dict[str, JsonValue] | None = None,
         fingerprint: str | None = None,
+        listing: ToolApprovalList | None = None,
     ) -> ToolCallDecision:
-        """A decision bound to ``fingerprint`` or, when not given, to the call pending now."""
+        """A decision bound to ``fingerprint`` or, when not given, to the call pending now
+        (in ``listing``, when the caller has just read it)."""
         if fingerprint is None:
-            pending = await self.pending(session_id, call_id)
+            pending = await self.pending(session_id, call_id, listing=listing)
             return pending.decision(verdict, approver, comment=comment, arguments=arguments)
         return ToolCallDecision(
             call_id=call_id,
@@ -90,8 +101,18 @@ class ToolApprovalClient:
 
     async def message_result(self, session_id: str, message_id: str) -> RunResult:
         """Wait for the final result of a message (``UNKNOWN_MESSAGE`` if there is none)."""
+        # imported here: listing and deciding, what short-lived callers do, skip it
+        from durable_loop.core.results import RunResult
+
         return await self.handle(session_id).execute_update(
             UPDATE_MESSAGE_RESULT,
             MessageResultRequest(message_id=message_id),
             result_type=RunResult,
         )
+
+
+def _stored(decision: ToolCallDecision) -> ToolCallDecision:
+    verdict = stored_verdict(decision.verdict)
+    if verdict == decision.verdict:
+        return decision
+    return decision.model_copy(update={"verdict": verdict})

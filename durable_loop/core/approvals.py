@@ -1,41 +1,73 @@
-"""Tool calls that wait for a person: which calls need approval, the pending call, the
-decision and its checks.
+"""Tool calls that wait for a person: which calls need approval, and the checks of a
+decision.
 
-A tool needs approval when its spec says ``requires_approval`` or its name matches one of
-the session's ``ApprovalSettings.tools`` globs; a JSON-Schema ``condition`` for the tool
-narrows that to the calls whose arguments match it. The workflow holds such a call as a
-:class:`PendingToolCall` until a person decides (:class:`ToolCallDecision`, the same
+A tool needs approval when its spec says ``requires_approval`` or its name matches one
+of the session's ``ApprovalSettings.tools`` globs; a JSON-Schema ``condition`` for the
+tool narrows that to the calls whose arguments match it. The workflow holds such a call
+as a :class:`PendingToolCall` until a person decides (:class:`ToolCallDecision`, the same
 ``confirm``/``reject`` verdicts and fingerprint binding as fact proposals) or it expires.
-Pure models and functions: importable in the workflow sandbox.
+Those models, what a client reads and sends, live in
+:mod:`durable_loop.core.approval_models` (and import from here too). Pure models and
+functions: importable in the workflow sandbox.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from fnmatch import fnmatchcase
-from typing import Literal
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
+from durable_loop.core.approval_models import (
+    PATCH_TOOL_APPROVALS,
+    QUERY_TOOL_APPROVALS,
+    READ_TOOL_CALLS,
+    SIGNAL_TOOL_CALL_DECISION,
+    UPDATE_DECIDE_TOOL_CALL,
+    UPDATE_MESSAGE_RESULT,
+    MessageResultRequest,
+    PendingToolCall,
+    ToolApprovalList,
+    ToolCallDecided,
+    ToolCallDecision,
+    ToolCallStatus,
+)
 from durable_loop.core.canonical_json import canonical_dumps, sha256_hex, utf8_len
 from durable_loop.core.errors import CodedError, ErrorCode
-from durable_loop.core.proposals import RefusedDecision, Verdict
+from durable_loop.core.proposals import RefusedDecision
 from durable_loop.core.tools import ToolSpec
 
-UPDATE_DECIDE_TOOL_CALL = "decide_tool_call"
-SIGNAL_TOOL_CALL_DECISION = "tool_call_decision"
-QUERY_TOOL_APPROVALS = "tool_approvals"
-UPDATE_MESSAGE_RESULT = "message_result"
-READ_TOOL_CALLS = "read_tool_calls"
-PATCH_TOOL_APPROVALS = "tool-approvals"
-"""Patch id of the commands only a held call issues (reading its arguments, the audit)."""
+__all__ = [
+    "DEFAULT_APPROVAL_TTL_S",
+    "MAX_SCHEMA_ERRORS",
+    "PATCH_TOOL_APPROVALS",
+    "QUERY_TOOL_APPROVALS",
+    "READ_TOOL_CALLS",
+    "SIGNAL_TOOL_CALL_DECISION",
+    "UPDATE_DECIDE_TOOL_CALL",
+    "UPDATE_MESSAGE_RESULT",
+    "ApprovalBookState",
+    "ApprovalSettings",
+    "MessageResultRequest",
+    "PendingToolCall",
+    "ReadToolCallsInput",
+    "ReadToolCallsOutput",
+    "ToolApprovalList",
+    "ToolCallArguments",
+    "ToolCallDecided",
+    "ToolCallDecision",
+    "ToolCallStatus",
+    "edit_problem",
+    "edited_fields",
+    "gated_by_name",
+    "needs_approval",
+    "schema_problems",
+    "tool_call_fingerprint",
+]
 
 DEFAULT_APPROVAL_TTL_S = 24 * 3600.0
 MAX_SCHEMA_ERRORS = 5
-
-ToolCallStatus = Literal["confirmed", "rejected", "expired"]
 
 
 class ApprovalSettings(BaseModel):
@@ -125,89 +157,12 @@ def edit_problem(
     return None
 
 
-class PendingToolCall(BaseModel):
-    """A model's tool call held in the session workflow until a person decides."""
-
-    call_id: str
-    tool: str
-    arguments: dict[str, JsonValue] = Field(description="As stored with the assistant message")
-    fingerprint: str = Field(description="sha256 of the tool name and canonical arguments")
-    args_sha256: str = ""
-    session_id: str
-    message_id: str
-    turn: int
-    assistant_seq: int
-    call_index: int
-    result_seq: int
-    created_at: datetime
-    expires_at: datetime
-
-    def decision(
-        self,
-        verdict: Verdict,
-        approver: str,
-        *,
-        comment: str | None = None,
-        arguments: dict[str, JsonValue] | None = None,
-    ) -> ToolCallDecision:
-        """A decision on this call, bound to its fingerprint and session."""
-        return ToolCallDecision(
-            call_id=self.call_id,
-            verdict=verdict,
-            approver=approver,
-            fingerprint=self.fingerprint,
-            comment=comment,
-            arguments=arguments,
-            session_id=self.session_id,
-        )
-
-
-class ToolCallDecision(BaseModel):
-    """A person's decision on a held call, bound to the fingerprint they saw. ``confirm``
-    with ``arguments`` approves the call with those (edited) arguments."""
-
-    call_id: str
-    verdict: str = Field(description='"confirm" or "reject" (anything else: INVALID_DECISION)')
-    approver: str = Field(default="", description="Required (blank: INVALID_DECISION)")
-    fingerprint: str | None = None
-    comment: str | None = None
-    arguments: dict[str, JsonValue] | None = None
-    session_id: str | None = Field(
-        default=None, description="The session the caller means; another one's call is refused"
-    )
-
-
-class ToolCallDecided(BaseModel):
-    call_id: str
-    tool: str
-    message_id: str
-    status: ToolCallStatus
-    decided_by: str
-    fingerprint: str
-    comment: str | None = None
-    arguments: dict[str, JsonValue] | None = Field(
-        default=None, description="The edited arguments the call runs with"
-    )
-    edited_fields: list[str] = Field(default_factory=list)
-    decided_at: datetime
-
-
-class ToolApprovalList(BaseModel):
-    pending: list[PendingToolCall] = Field(default_factory=list)
-    decided: list[ToolCallDecided] = Field(default_factory=list)
-    refused: list[RefusedDecision] = Field(default_factory=list)
-
-
 class ApprovalBookState(BaseModel):
     """Carried across continue-as-new: held calls, recent decisions and refusals."""
 
     pending: list[PendingToolCall] = Field(default_factory=list)
     decided: list[ToolCallDecided] = Field(default_factory=list)
     refused: list[RefusedDecision] = Field(default_factory=list)
-
-
-class MessageResultRequest(BaseModel):
-    message_id: str
 
 
 # ---------------------------------------------------------------- activities

@@ -7,12 +7,16 @@ records it in the audit log like a decision (``audit_session_change``).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, JsonValue
 
-from durable_loop.core.config import RuntimeConfig
+if TYPE_CHECKING:  # annotations only: reading a budget needs no settings module
+    from durable_loop.core.config import RuntimeConfig
 
-BUDGET_COMMAND = "durable-loop budget SESSION --max-session-tokens N"
+BUDGET_COMMAND = "durable-loop budget SESSION --max-session-tokens N --as WHO"
+"""The command a BUDGET_EXCEEDED message names: runnable once SESSION, N and WHO are filled
+in (``--as`` is required: a change names who makes it)."""
 
 
 class SessionBudget(BaseModel):

@@ -1,35 +1,56 @@
 """Typed inputs and outputs of the session workflow, its handlers and its activities.
 
 Every model here crosses a Temporal boundary, so it holds only what history should hold:
-references, sizes, codes and short previews, never the transcript itself.
+references, sizes, codes and short previews, never the transcript itself. What a session
+answers (``RunResult``, ``SessionStatus`` and their parts) lives in
+:mod:`durable_loop.core.results` and is imported from here too.
 """
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
-
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, Field
 
 from durable_loop.core.approvals import ApprovalBookState, PendingToolCall
-from durable_loop.core.budget import SessionBudget
 from durable_loop.core.circuit import BreakerState
 from durable_loop.core.endpoint import LlmEndpoint
-from durable_loop.core.errors import CodedError
 from durable_loop.core.messages import Usage
-from durable_loop.core.pipeline_trace import PipelineTrace
 from durable_loop.core.proposals import ProposalBookState
+from durable_loop.core.results import (
+    SESSION_TURN,
+    FallbackRecord,
+    RunResult,
+    RunStatus,
+    SessionStatus,
+    TailEntry,
+    ToolOutcome,
+    is_none,
+)
 from durable_loop.core.shared_settings import SharedSettings
 from durable_loop.core.typed_output import OutputSchema
-from durable_loop.core.typed_output.parse import parse_output
 
-T = TypeVar("T")
-
-
-def is_none(value: object) -> bool:
-    """Fields added for typed answers are left out of payloads while unset, so messages
-    without an output schema keep the payloads (and histories) they had before."""
-    return value is None
-
+__all__ = [
+    "SESSION_TURN",
+    "CancelMessageRequest",
+    "CarriedState",
+    "ChildSessionInput",
+    "ChildSessionResult",
+    "CloseRequest",
+    "FallbackRecord",
+    "ParkedMessage",
+    "RunResult",
+    "RunStatus",
+    "SessionEnd",
+    "SessionInput",
+    "SessionStatus",
+    "SwitchModelRequest",
+    "SwitchModelResult",
+    "TailEntry",
+    "TailRequest",
+    "ToolOutcome",
+    "TranscriptTail",
+    "UserMessage",
+    "is_none",
+]
 
 # ---------------------------------------------------------------- workflow surface
 
@@ -58,122 +79,6 @@ class UserMessage(BaseModel):
         exclude_if=is_none,
         description="A JSON Schema the final answer must be valid against: the reply is "
         "JSON and RunResult.output holds the parsed value (error OUTPUT_INVALID otherwise)",
-    )
-
-
-SESSION_TURN = "Session turn: LLM turns are numbered across all messages of the session"
-
-
-class ToolOutcome(BaseModel):
-    turn: int = Field(description=SESSION_TURN)
-    call_id: str
-    name: str
-    ok: bool
-    error_codes: list[str] = Field(default_factory=list)
-    executed: bool = True
-    reused: bool = False
-    deduplicated: bool = Field(
-        default=False, description="A session-wide repeat answered with the recorded result"
-    )
-    after_cancel: bool = Field(
-        default=False, description="The call finished after its message was cancelled"
-    )
-
-
-class FallbackRecord(BaseModel):
-    """A turn that failed on one model and was retried on the next in the chain."""
-
-    turn: int = Field(description=SESSION_TURN)
-    failed_provider: str
-    failed_model: str
-    error: CodedError
-    next_model: str
-    skipped: bool = Field(
-        default=False,
-        description="No attempt: the model's circuit breaker was open (error CIRCUIT_OPEN)",
-    )
-
-
-RunStatus = Literal["completed", "failed", "awaiting_approval", "cancelled"]
-"""How a message ended: ``awaiting_approval`` is an interim answer (tool calls wait for a
-person; the message resumes by itself), the other three are final."""
-
-
-class RunResult(BaseModel):
-    """Outcome of one user message's loop: the reply and a short run summary."""
-
-    message_id: str
-    status: RunStatus
-    reply: str | None = None
-    reply_truncated: bool = False
-    reply_seq: int | None = None
-    error: CodedError | None = None
-    turns: int = Field(default=0, description="How many LLM turns this message took")
-    session_turns: list[int] = Field(
-        default_factory=list, description="The session turn numbers of those turns"
-    )
-    tool_calls: list[ToolOutcome] = Field(default_factory=list)
-    ignored_tool_calls: int = 0
-    usage: Usage = Usage()
-    model: str | None = Field(default=None, description="The model that gave the last reply")
-    fallbacks: list[FallbackRecord] = Field(default_factory=list)
-    pipeline: PipelineTrace | None = Field(
-        default=None, description="Router strategy: the route taken and each step's latency"
-    )
-    settings_not_applied: list[str] = Field(
-        default_factory=list,
-        description="Settings sent with this message (update-with-start) that the session, "
-        "already running, did not apply: change them with switch_model or set_budget",
-    )
-    warnings: list[str] = Field(
-        default_factory=list,
-        description="What the run did not do that the reply may suggest (a tool call written "
-        "as text, not executed), with the setting that would change it",
-    )
-    pending_approvals: list[PendingToolCall] = Field(
-        default_factory=list, description="awaiting_approval: the calls that wait for a person"
-    )
-    recoveries: list[str] = Field(
-        default_factory=list,
-        description="Named recoveries this message used, in order (finalize_text_call_reply, "
-        "finalize_after_repeat, call_referred_tool, call_requested_tool, "
-        "shorten_oversized_arguments, repair_invalid_arguments)",
-    )
-    output: JsonValue = Field(
-        default=None,
-        exclude_if=is_none,
-        description="A message sent with an output_schema: the final answer parsed as JSON "
-        "and valid against the schema",
-    )
-
-    def output_as(self, output_type: type[T]) -> T:
-        """The typed answer as ``output_type`` (the type whose schema was sent, e.g. a
-        Pydantic model); raises ``OutputUnavailable`` (with the run's error code) when the
-        message ended without one."""
-        return parse_output(self.output, output_type, status=self.status, error=self.error)
-
-
-class TailEntry(BaseModel):
-    seq: int
-    role: str
-    preview: str = ""
-    tool_names: list[str] = Field(default_factory=list)
-
-
-class SessionStatus(BaseModel):
-    session_id: str
-    state: Literal["idle", "running", "awaiting_approval", "closing"]
-    model: str
-    messages_done: int
-    turns_total: int
-    queued_messages: int
-    next_seq: int
-    run_index: int
-    usage: Usage
-    last_result: RunResult | None = None
-    budget: SessionBudget | None = Field(default=None, description="The budget in force")
-    settings_digest: dict[str, str] = Field(
-        default_factory=dict, description="Of the settings in force (core.settings_digest)"
     )
 
 

@@ -9,9 +9,9 @@ idempotent activity keyed by the proposal id. Pure models: importable in the san
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import AfterValidator, BaseModel, Field, JsonValue
 
 from durable_loop.core.errors import CodedError
 
@@ -29,6 +29,32 @@ NEVER_MODEL_FACING = frozenset({"facts_commit"})
 """Tool names no registry accepts: these actions run only from a human decision."""
 
 Verdict = Literal["confirm", "reject"]
+"""The verdict as stored in a decision (and so in histories): it never changes."""
+VerdictWord = Literal["approve", "reject", "confirm"]
+"""What a person types or sends: ``approve`` or ``reject``; ``confirm`` is accepted too."""
+STORED_VERDICTS: dict[str, Verdict] = {
+    "approve": "confirm",
+    "confirm": "confirm",
+    "reject": "reject",
+}
+
+
+def stored_verdict(word: str) -> str:
+    """The stored verdict a person's word means (``approve`` -> ``confirm``); any other
+    word is kept, for the workflow to refuse with INVALID_DECISION."""
+    return STORED_VERDICTS.get(word.strip().lower(), word)
+
+
+VerdictInput = Annotated[VerdictWord, AfterValidator(stored_verdict)]
+"""A request field: approve, reject or confirm, validated to the stored verdict."""
+
+
+def decided_word(status: str) -> str:
+    """How a stored decision status reads for a person: a held call's ``confirmed`` is
+    ``approved``; every other status reads as it is stored."""
+    return "approved" if status == "confirmed" else status
+
+
 SettleVerdict = Literal["confirm", "reject", "expire"]
 Settled = Literal["committed", "rejected", "expired", "conflict", "failed"]
 
@@ -66,7 +92,10 @@ class ProposalDecision(BaseModel):
     """A person's decision. ``fingerprint`` binds a confirmation to the content they saw."""
 
     proposal_id: str
-    verdict: str = Field(description='"confirm" or "reject" (anything else: INVALID_DECISION)')
+    verdict: str = Field(
+        description='"confirm" or "reject" (anything else: INVALID_DECISION); clients send '
+        '"approve" as "confirm" (stored_verdict)'
+    )
     approver: str = Field(default="", description="Required (blank: INVALID_DECISION)")
     fingerprint: str | None = None
     comment: str | None = None
@@ -106,6 +135,23 @@ class DecisionAuditOutput(BaseModel):
     written: bool
 
 
+NOT_COMMITTED = {
+    "conflict": "the facts changed after it was proposed (conflict)",
+    "failed": "committing it failed",
+}
+"""Why a confirmed proposal settled without a commit, by status."""
+
+
+def settled_phrase(status: str, *, already: bool = False) -> str:
+    """How a settled proposal reads in a refusal: ``is committed``, ``is already
+    rejected``, ``was already decided: approved, but not committed: the facts changed
+    after it was proposed (conflict)`` (never ``is conflict``)."""
+    again = "already " if already else ""
+    if status in NOT_COMMITTED:
+        return f"was {again}decided: approved, but not committed: {NOT_COMMITTED[status]}"
+    return f"is {again}{status}"
+
+
 class DecisionResult(BaseModel):
     proposal_id: str
     status: Settled
@@ -114,6 +160,19 @@ class DecisionResult(BaseModel):
     facts_version: int | None = None
     error: CodedError | None = None
     decided_at: datetime
+
+    def describe(self) -> str:
+        """The outcome as a person reads it after the proposal id (``p1 …``) or after
+        ``was``: ``committed by alice (facts version 3)``, ``rejected by bob``, ``not
+        committed: approved by alice, but the facts changed after it was proposed
+        (conflict)``, ``not decided before it expired``."""
+        if self.status in NOT_COMMITTED:
+            why = NOT_COMMITTED[self.status]
+            return f"not committed: approved by {self.decided_by}, but {why}"
+        if self.status == "expired":
+            return "not decided before it expired"
+        version = f" (facts version {self.facts_version})" if self.facts_version else ""
+        return f"{self.status} by {self.decided_by}{version}"
 
 
 class ProposalList(BaseModel):

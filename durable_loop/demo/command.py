@@ -27,6 +27,7 @@ from rich.console import Console
 from durable_loop.cli.commands.options import StateDir
 from durable_loop.cli.errors import CliError
 from durable_loop.cli.local_llm import DEFAULT_PORT
+from durable_loop.cli.stop_signals import sigterm_as_ctrl_c
 from durable_loop.core.constants import STATE_DIR, STORE_DB
 from durable_loop.core.errors import ErrorCode
 
@@ -231,7 +232,8 @@ def demo_command(
     timings = Timings()
     state_dir = Path(state_dir)
     endpoint = endpoint_from_env(os.environ)
-    with ExitStack() as temporal:
+    # Stopped by SIGTERM as by Ctrl-C: the dev server and the model stop before we exit.
+    with sigterm_as_ctrl_c(), ExitStack() as temporal:
         with ExitStack() as llm:
             if endpoint is None:
                 endpoint = llm.enter_context(

@@ -15,19 +15,20 @@ from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeou
 from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.fetch import StoreMissing
 from durable_loop.client.trace.models import Trace
+from durable_loop.client.trace.replies import REPLY_CHARS
 from durable_loop.client.workspace import AUDIT_ROWS, WorkspaceView
 from durable_loop.core import names
 from durable_loop.core.approvals import ToolApprovalList, ToolCallDecided, ToolCallDecision
 from durable_loop.core.budget import BudgetChange, BudgetChangeResult
 from durable_loop.core.contracts import RunResult, SessionStatus
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.proposals import DecisionResult, ProposalList
+from durable_loop.core.proposals import STORED_VERDICTS, DecisionResult, ProposalList
+from durable_loop.core.session_ids import SESSION_ID_RULE, SessionIdText
 from durable_loop.service.auth import require_identity
 from durable_loop.service.deps import ServiceDeps, deps_of
 from durable_loop.service.errors import ApiError, ErrorBody, ErrorDetail, refusal
 from durable_loop.service.models import (
     IDEMPOTENCY_KEY_PATTERN,
-    SESSION_ID_PATTERN,
     Accepted,
     CancelMessage,
     CloseSession,
@@ -51,7 +52,7 @@ router = APIRouter(
     },
 )
 Identity = Annotated[str, Depends(require_identity)]
-SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
+SessionId = Annotated[SessionIdText, Path(description=f"A session id: {SESSION_ID_RULE}")]
 ProposalId = Annotated[str, Path(min_length=1, max_length=200)]
 
 
@@ -263,12 +264,7 @@ async def decide(
     Unknown, expired, already decided or stale (fingerprint) decisions are refused by the
     workflow's validator before they enter history."""
     deps.directory.remember(session_id)
-    if body.fingerprint is None and not deps.limits.allow_unbound_decisions:
-        raise ApiError(
-            428,
-            ErrorCode.FINGERPRINT_REQUIRED,
-            "send the fingerprint of the proposal the approver saw (GET .../proposals)",
-        )
+    require_fingerprint(body.fingerprint, deps, "proposal", "proposals")
     if body.verdict == "confirm":
         return await deps.sessions.confirm(
             session_id, proposal_id, identity, comment=body.comment, fingerprint=body.fingerprint
@@ -318,28 +314,66 @@ async def decide_tool_call(
     """Confirm (optionally with edited ``arguments``) or reject a held tool call, bound to
     the ``fingerprint`` the approver saw; the token's identity is the approver. Refusals
     (unknown call, expired, already decided, fingerprint mismatch, arguments that break the
-    tool's schema or size limit) come from the workflow's validator and leave no trace."""
+    tool's schema or size limit) come from the workflow's validator and leave no trace.
+    Without ``fingerprint``: 428 FINGERPRINT_REQUIRED, as for proposals (a service with
+    ``--allow-unbound-decisions`` binds the decision to the call pending now)."""
     deps.directory.remember(session_id)
-    decision = ToolCallDecision(
-        call_id=call_id,
-        verdict=body.verdict,
-        approver=identity,
-        fingerprint=body.fingerprint,
-        comment=body.comment,
-        arguments=body.arguments,
-        session_id=session_id,
-    )
+    require_fingerprint(body.fingerprint, deps, "tool call", "tool-calls")
+    if body.fingerprint is None:
+        decision = await deps.sessions.tool_calls.decision_for(
+            session_id,
+            call_id,
+            STORED_VERDICTS[body.verdict],
+            identity,
+            comment=body.comment,
+            arguments=body.arguments,
+        )
+    else:
+        decision = ToolCallDecision(
+            call_id=call_id,
+            verdict=body.verdict,
+            approver=identity,
+            fingerprint=body.fingerprint,
+            comment=body.comment,
+            arguments=body.arguments,
+            session_id=session_id,
+        )
     return await deps.sessions.decide_tool_call(session_id, decision)
 
 
+def require_fingerprint(
+    fingerprint: str | None, deps: ServiceDeps, what: str, list_path: str
+) -> None:
+    """One rule for every decision over HTTP: it names the fingerprint of what the approver
+    saw, unless the service trusts its callers (``--allow-unbound-decisions``)."""
+    if fingerprint is None and not deps.limits.allow_unbound_decisions:
+        raise ApiError(
+            428,
+            ErrorCode.FINGERPRINT_REQUIRED,
+            f"send the fingerprint of the {what} the approver saw (GET .../{list_path})",
+        )
+
+
 @router.get("/sessions/{session_id}/trace", tags=["trace"])
-async def session_trace(session_id: SessionId, deps: Deps, full_args: bool = False) -> Trace:
-    """Every turn: latency, model, tool calls with their arguments (cut at 200 characters
-    unless ``full_args``) and results, tokens (history + store)."""
-    args_chars = None if full_args else ARGS_CHARS
+async def session_trace(
+    session_id: SessionId, deps: Deps, full_args: bool = False, full: bool = False
+) -> Trace:
+    """Every message (status, reply cut at 300 characters unless ``full``) and turn:
+    latency, model, tool calls with their arguments (cut at 200 characters unless
+    ``full_args`` or ``full``) and results, tokens (sub-agents' included); and the
+    decisions, budget changes, model switches, cancels and refusals as typed ``entries``
+    (history + store)."""
+    args_chars = None if full_args or full else ARGS_CHARS
+    reply_chars = None if full else REPLY_CHARS
     try:
         return await deps.sessions.trace(
-            session_id, db_url=deps.db_url, ui_url=deps.ui_url, args_chars=args_chars
+            session_id,
+            db_url=deps.db_url,
+            ui_url=deps.ui_url,
+            args_chars=args_chars,
+            reply_chars=reply_chars,
         )
     except StoreMissing:
-        return await deps.sessions.trace(session_id, ui_url=deps.ui_url)
+        return await deps.sessions.trace(
+            session_id, ui_url=deps.ui_url, args_chars=args_chars, reply_chars=reply_chars
+        )

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from durable_loop.core.errors import ErrorCode
 from durable_loop.service import api, pages
+from durable_loop.service.api_docs import install_api_docs
 from durable_loop.service.deps import DepsFactory, ServiceDeps
-from durable_loop.service.errors import ApiError, ErrorBody, install_handlers
+from durable_loop.service.errors import ErrorBody, install_handlers
+from durable_loop.service.guard import RequestGate
 
 HERE = Path(__file__).parent
 
@@ -35,27 +36,18 @@ def create_app(deps: ServiceDeps | None = None, *, open_deps: DepsFactory | None
         version="1",
         lifespan=lifespan,
         responses={401: {"model": ErrorBody}, 422: {"model": ErrorBody}},
+        docs_url=None,  # install_api_docs serves /docs and /redoc without a CDN
+        redoc_url=None,
     )
     app.state.deps = deps
     install_handlers(app)
 
-    @app.middleware("http")
-    async def limit_body(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        declared = request.headers.get("content-length")
-        limit = request.app.state.deps.limits.max_body_bytes
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            from fastapi.responses import JSONResponse
-
-            error = ApiError(413, ErrorCode.BODY_TOO_LARGE, f"the body is over {limit} bytes")
-            body = {"error": {"code": error.code, "message": error.message}}
-            return JSONResponse(status_code=413, content=body)
-        return await call_next(request)
+    app.add_middleware(RequestGate)
 
     app.include_router(api.router)
     app.include_router(pages.router)
     app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static")
+    install_api_docs(app)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Bearer tokens configured on the server, each naming an identity (``token=alice``).
 
-A request without a valid token is refused before any handler runs, so it never reaches
-a workflow. The identity is what a decision records as its approver.
+A request to the API without a valid token is refused from its headers, before its body
+is read or any handler runs (``guard.RequestGate``), so it never reaches a workflow. The
+identity is what a decision records as its approver.
 """
 
 from __future__ import annotations
@@ -73,16 +74,25 @@ def _book(request: Request) -> TokenBook:
     return book
 
 
+def authenticate(book: TokenBook, authorization: str | None) -> str:
+    """The identity of an ``Authorization: Bearer <token>`` header, or a 401 ``ApiError``.
+    The request gate calls it on the headers alone, before any body is read."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, ErrorCode.UNAUTHENTICATED, "send Authorization: Bearer <token>")
+    identity = book.identity(token.strip())
+    if identity is None:
+        raise ApiError(401, ErrorCode.INVALID_TOKEN, "the bearer token is not known to this server")
+    return identity
+
+
 async def require_identity(
     request: Request,
     credentials: HTTPAuthorizationCredentials | None = Depends(_bearer),
 ) -> str:
-    if credentials is None:
-        raise ApiError(401, ErrorCode.UNAUTHENTICATED, "send Authorization: Bearer <token>")
-    identity = _book(request).identity(credentials.credentials)
-    if identity is None:
-        raise ApiError(401, ErrorCode.INVALID_TOKEN, "the bearer token is not known to this server")
-    return identity
+    """The identity for a handler (the gate has already refused a request without one);
+    ``credentials`` declares the bearer scheme in the OpenAPI document."""
+    return authenticate(_book(request), request.headers.get("authorization"))
 
 
 def page_identity(request: Request) -> str | None:

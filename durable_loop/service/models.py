@@ -8,18 +8,17 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from durable_loop.core.approvals import PendingToolCall
 from durable_loop.core.config import SessionSettings
-from durable_loop.core.proposals import DecisionResult, PendingProposal, Verdict
+from durable_loop.core.proposals import DecisionResult, PendingProposal, VerdictInput
+from durable_loop.core.session_ids import SESSION_ID_RULE, SessionIdText
 from durable_loop.core.typed_output import OutputSchema
 from durable_loop.service.diff import FactsDiff
-
-SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 
 
 class StartSession(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    session_id: str | None = Field(
-        default=None, pattern=SESSION_ID_PATTERN, description="Default: a new random id"
+    session_id: SessionIdText | None = Field(
+        default=None, description=f"Default: a new random id. A session id is {SESSION_ID_RULE}"
     )
     settings: SessionSettings
 
@@ -75,11 +74,11 @@ class CancelMessage(BaseModel):
 class Decide(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    verdict: Verdict
+    verdict: VerdictInput = Field(description="approve or reject (confirm is accepted too)")
     comment: str | None = Field(default=None, max_length=2_000)
     fingerprint: str | None = Field(
         default=None,
-        description="The content the approver saw; default for confirm: the content "
+        description="The content the approver saw; default for approve: the content "
         "pending right now",
     )
 
@@ -98,11 +97,15 @@ class SetBudget(BaseModel):
 class DecideToolCall(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    verdict: Verdict
-    fingerprint: str = Field(description="The fingerprint of the call the approver saw")
+    verdict: VerdictInput = Field(description="approve or reject (confirm is accepted too)")
+    fingerprint: str | None = Field(
+        default=None,
+        description="The fingerprint of the call the approver saw (required unless the "
+        "service allows unbound decisions: 428 FINGERPRINT_REQUIRED)",
+    )
     comment: str | None = Field(default=None, max_length=2_000)
     arguments: dict[str, JsonValue] | None = Field(
-        default=None, description="Confirm with these edited arguments"
+        default=None, description="Approve with these edited arguments"
     )
 
 
@@ -123,7 +126,7 @@ class PendingItem(BaseModel):
     proposal: PendingProposal
     diff: FactsDiff | None = Field(default=None, description="None when no store is configured")
     conflict: ProposalConflict | None = Field(
-        default=None, description="Facts it touches changed since: confirming cannot commit"
+        default=None, description="Facts it touches changed since: approving cannot commit"
     )
 
 

@@ -24,9 +24,10 @@ from temporalio.service import RPCError
 from durable_loop.client.proposals import ProposalNotPending
 from durable_loop.client.tool_approvals import ToolCallNotPending
 from durable_loop.client.workspace import AUDIT_ROWS, document_rows
+from durable_loop.client.workspace_decisions import decision_lines
 from durable_loop.core.approvals import ToolCallDecided, ToolCallDecision
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.proposals import DecisionResult, Verdict
+from durable_loop.core.proposals import DecisionResult, VerdictInput, decided_word
 from durable_loop.service.auth import COOKIE, page_identity
 from durable_loop.service.deps import ServiceDeps, deps_of
 from durable_loop.service.diff import json_diff
@@ -34,6 +35,7 @@ from durable_loop.service.errors import ApiError, from_rpc, not_pending, refusal
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+templates.env.globals["decided_word"] = decided_word
 PAGE = "/ui/approvals"
 
 
@@ -91,6 +93,7 @@ async def workspace(request: Request, session_id: str, audit: int = AUDIT_ROWS) 
         "view": view,
         "facts": document_rows(view.facts, view.locks),
         "draft": document_rows(view.draft, view.locks),
+        "decisions": decision_lines(view),
     }
     return templates.TemplateResponse(request, "workspace.html", context)
 
@@ -117,7 +120,7 @@ async def decide(
     session_id: Annotated[str, Form()],
     proposal_id: Annotated[str, Form()],
     fingerprint: Annotated[str, Form()],
-    verdict: Annotated[Verdict, Form()],
+    verdict: Annotated[VerdictInput, Form()],
     comment: Annotated[str, Form()] = "",
 ) -> Response:
     identity = page_identity(request)
@@ -163,7 +166,7 @@ async def decide_tool_call(
     session_id: Annotated[str, Form()],
     call_id: Annotated[str, Form()],
     fingerprint: Annotated[str, Form()],
-    verdict: Annotated[Verdict, Form()],
+    verdict: Annotated[VerdictInput, Form()],
     arguments: Annotated[str, Form()] = "",
     comment: Annotated[str, Form()] = "",
     edit_seen: Annotated[str, Form()] = "",

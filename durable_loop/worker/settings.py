@@ -17,7 +17,7 @@ from durable_loop.core.constants import (
     STORE_DB,
     TASK_QUEUE,
 )
-from durable_loop.worker.builder import WorkerTuning
+from durable_loop.worker.tuning import WorkerTuning
 
 if TYPE_CHECKING:
     pass

@@ -22,7 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.guards import CallDecision
 
-from durable_loop.workflows.approvals import ApprovalBook, refuse_unheld
+from durable_loop.workflows.approvals import CANCEL_ACTOR, ApprovalBook, refuse_unheld
 from durable_loop.workflows.error_retry import ErrorRetry
 from durable_loop.workflows.typed_answers import TypedAnswer
 
@@ -55,6 +55,12 @@ class ParkableLoop(Protocol):
 
 def result_message(decided: ToolCallDecided) -> CodedError:
     """What the model reads for a call that did not run."""
+    if decided.status == "rejected" and decided.decided_by == CANCEL_ACTOR:
+        return CodedError(
+            code=ErrorCode.TOOL_CALL_CANCELLED,
+            message="its message was cancelled while this call waited for approval; "
+            "it did not run.",
+        )
     if decided.status == "rejected":
         text = f"a person ({decided.decided_by}) rejected this call; it did not run."
         if decided.comment:

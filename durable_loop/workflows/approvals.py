@@ -57,6 +57,9 @@ from durable_loop.workflows.refusals import refusal_scope, refuse
 from durable_loop.workflows.sub_agent_children import SubAgentChildren
 
 CLOSE_ACTOR = "system:close"
+CANCEL_ACTOR = "system:cancel"
+KEEP_PATCH = "keep-held-decisions"
+"""Settles, as rejected, the held calls of a message cancelled while parked."""
 
 
 def refuse_unheld(decision: CallDecision, why: str) -> None:
@@ -86,11 +89,17 @@ class ApprovalBook:
         self.specs: dict[str, ToolSpec] = {}
         """The tool catalog, set once the session loaded it (edits are checked against it)."""
         self._timers: dict[str, asyncio.Task[None]] = {}
+        self.unread: set[str] = set()
+        """Held calls whose parked message has not resumed yet: their decisions are never
+        evicted (``keep-held-decisions`` patch). The session fills it from its parked
+        message after a continue-as-new."""
+        self.keeps_held = False
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Arm the expiry timers of calls carried over from the previous run."""
+        self.keeps_held = workflow.patched(KEEP_PATCH)
         for call_id in self.pending:
             self._arm(call_id)
 
@@ -150,6 +159,7 @@ class ApprovalBook:
             )
             self.decided.pop(call.id, None)  # a call id the model used before
             self.pending[call.id] = pending
+            self.unread.add(call.id)
             self._arm(call.id)
             held.append(pending)
         for decision in unreadable:
@@ -168,6 +178,7 @@ class ApprovalBook:
         return all(p.call_id not in self.pending for p in held)
 
     def outcome(self, held: PendingToolCall) -> ToolCallDecided:
+        self.unread.discard(held.call_id)
         done = self.decided.get(held.call_id)
         if done is not None:
             return done
@@ -260,6 +271,13 @@ class ApprovalBook:
             if pending is not None:
                 await self._settle(pending, "expired", CLOSE_ACTOR, "the session closed", None)
 
+    async def cancel_held(self, held: list[PendingToolCall], reason: str) -> None:
+        """Their message is cancelled: calls still waiting never run (TOOL_CALL_CANCELLED)."""
+        for call in held:
+            pending = self.pending.get(call.call_id)
+            if pending is not None:
+                await self._settle(pending, "rejected", CANCEL_ACTOR, reason or None, None)
+
     def _arm(self, call_id: str) -> None:
         self._timers[call_id] = asyncio.create_task(self._expire(call_id))
 
@@ -297,8 +315,7 @@ class ApprovalBook:
         )
         self.pending.pop(pending.call_id, None)
         self.decided[pending.call_id] = result
-        while len(self.decided) > DECIDED_KEPT:
-            self.decided.pop(next(iter(self.decided)))
+        self._evict()
         value: dict[str, JsonValue] = {"fingerprint": pending.fingerprint}
         if edited:
             value |= {"edited_fields": list(edited), "arguments": arguments}
@@ -314,6 +331,14 @@ class ApprovalBook:
             f"{pending.result_seq}",
         )
         return result
+
+    def _evict(self) -> None:
+        """Keep ``DECIDED_KEPT`` decisions, and every one a parked message has yet to read:
+        an evicted decision would read as expired, and the approved call would not run."""
+        keep = self.unread if self.keeps_held else set()
+        evictable = [call_id for call_id in self.decided if call_id not in keep]
+        for call_id in evictable[: max(0, len(self.decided) - DECIDED_KEPT)]:
+            del self.decided[call_id]
 
     async def _audit(
         self, op: AuditOp, actor: str, *, call_id: str, tool: str, **fields: object
@@ -338,7 +363,8 @@ class ApprovalBook:
 class ApprovalHandlers:
     """Mixed into the session workflow: the Query, Signal and Update of tool approvals.
     Calls held by the session's running sub-agents are listed too, and decisions on them
-    are routed to the sub-agent (see ``sub_agent_children``)."""
+    are routed to the sub-agent (see ``sub_agent_children``) and listed with the session's
+    own."""
 
     _approvals: ApprovalBook
     _children: SubAgentChildren
@@ -347,6 +373,10 @@ class ApprovalHandlers:
     def tool_approvals(self) -> ToolApprovalList:
         listing = self._approvals.listing()
         listing.pending += self._children.pending()
+        routed = self._children.recent_decided()
+        if routed:
+            decided = [*listing.decided, *routed]
+            listing.decided = sorted(decided, key=lambda d: d.decided_at)
         return listing
 
     def _sub_agent_of(self, decision: ToolCallDecision) -> str | None:

@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
         SettleInput,
         SettleOutput,
         SettleVerdict,
+        settled_phrase,
     )
 
 from durable_loop.workflows.activity_calls import run_activity
@@ -185,7 +186,10 @@ class ProposalBook:
         if proposal is None:
             done = self.decided.get(proposal_id)
             if done is not None:
-                raise refuse(ErrorCode.ALREADY_DECIDED, f"proposal {proposal_id} is {done.status}")
+                raise refuse(
+                    ErrorCode.ALREADY_DECIDED,
+                    f"proposal {proposal_id} {settled_phrase(done.status)}",
+                )
             raise refuse(ErrorCode.UNKNOWN_PROPOSAL, f"no pending proposal {proposal_id!r}")
         if proposal.deciding:
             raise refuse(ErrorCode.ALREADY_DECIDED, f"proposal {proposal_id} is being settled")

@@ -11,6 +11,10 @@ Guarding is new workflow behaviour, so it runs behind the ``cancel-message`` pat
 once as a run starts (asked later, right after a local activity, a replay can ask it one
 workflow task earlier than the run did): the messages of a run that started before the
 patch are cancelled only between their activities.
+
+A message parked on held calls can be cancelled too (``cancel-parked`` patch, asked as a
+run starts): the session then settles its held calls as cancelled (they never run) and
+resumes it, so it ends ``cancelled`` with every call paired with ``TOOL_CALL_CANCELLED``.
 Deterministic workflow code.
 """
 
@@ -28,6 +32,10 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.errors import CodedError, ErrorCode
 
 PATCH_ID = "cancel-message"
+PARKED_PATCH_ID = "cancel-parked"
+CANCEL_ANSWERS_FINAL = "cancel-answers-final"
+"""Patch: ``cancel_message`` answers with the message's final result, never the interim
+``awaiting_approval`` one it kept while parked."""
 CANCELLED_NOTE = (
     "[The user stopped the previous request before it finished ({reason}); "
     "anything above that is cut off is incomplete.]"
@@ -42,9 +50,21 @@ class MessageCancelled(Exception):
     """A guarded call gave no result because its message was cancelled."""
 
 
+GENERIC_REASONS = frozenset({"", "cancelled", "canceled"})
+"""Reasons that say no more than the code: the default of ``cancel`` and the CLI."""
+
+
+def cancelled_text(reason: str) -> str:
+    """The MESSAGE_CANCELLED message: the reason once, never ``cancelled: cancelled``."""
+    reason = " ".join(reason.split())
+    if reason.lower() in GENERIC_REASONS:
+        return "the message was cancelled"
+    return f"the message was cancelled: {reason}"
+
+
 def cancelled(result: RunResult, reason: str) -> RunResult:
     """``result`` ended as cancelled (whatever it held so far stays)."""
-    error = CodedError(code=ErrorCode.MESSAGE_CANCELLED, message=f"cancelled: {reason}")
+    error = CodedError(code=ErrorCode.MESSAGE_CANCELLED, message=cancelled_text(reason))
     return result.model_copy(update={"status": "cancelled", "error": error})
 
 
@@ -55,12 +75,16 @@ class RunControl:
         self.running: str | None = None
         self.reason: str | None = None
         self.guarding = False
+        self.cancels_parked = False
+        self.parked_reason: str | None = None
+        """A cancel accepted for the parked message, not yet carried out."""
 
     # ------------------------------------------------------------------ the loop's side
 
     def start(self) -> None:
         """Call first thing in the run."""
         self.guarding = workflow.patched(PATCH_ID)
+        self.cancels_parked = workflow.patched(PARKED_PATCH_ID)
 
     def begin(self, message_id: str) -> None:
         self.running, self.reason = message_id, None
@@ -100,21 +124,28 @@ class RunControl:
 
     # ------------------------------------------------------------------ the handlers' side
 
-    def target(self, request: CancelMessageRequest) -> str | None:
-        return request.message_id or self.running
+    def target(self, request: CancelMessageRequest, parked: str | None = None) -> str | None:
+        if not self.cancels_parked:
+            parked = None
+        return request.message_id or self.running or parked
 
     def refusal(
         self,
         request: CancelMessageRequest,
         queued: Iterable[str | None],
         finished: Mapping[str, RunResult],
+        parked: str | None = None,
     ) -> Refusal | None:
         """Why ``request`` cannot be honoured, or None. Nothing changes on a refusal."""
-        message_id = self.target(request)
+        message_id = self.target(request, parked)
         if message_id is None:
             return ErrorCode.NOTHING_RUNNING, "no message is running"
         if message_id == self.running:
             if self.reason is not None:
+                return ErrorCode.ALREADY_CANCELLED, f"message {message_id!r} is being cancelled"
+            return None
+        if self.cancels_parked and message_id == parked:
+            if self.parked_reason is not None:
                 return ErrorCode.ALREADY_CANCELLED, f"message {message_id!r} is being cancelled"
             return None
         if message_id in queued:

@@ -49,7 +49,7 @@ from durable_loop.workflows.model_routing import switch_result, switched_setting
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.refusals import refuse
 from durable_loop.workflows.router_pipeline import RouterPipeline
-from durable_loop.workflows.run_control import RunControl, cancelled
+from durable_loop.workflows.run_control import CANCEL_ANSWERS_FINAL, RunControl, cancelled
 from durable_loop.workflows.session_cursor import SessionCursor
 from durable_loop.workflows.sub_agent_children import SubAgentChildren, SubAgentHandlers
 from durable_loop.workflows.tool_loop import MessageLoop
@@ -92,6 +92,11 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
         self._proposals = ProposalBook(inp.session_id, inp.settings.workspace, carried.proposals)
         self._approvals = ApprovalBook(inp.session_id, inp.settings, carried.approvals)
         self._parked: ParkedMessage | None = carried.parked
+        if carried.parked is not None:
+            self._approvals.unread = {p.call_id for p in carried.parked.held}
+        self._running: MessageLoop | None = None
+        self._ended = False
+        """The run returned: a Query of the closed workflow says ``closed``."""
         self._visibility = SessionVisibility(inp.settings.search_attributes, self._visible_state)
 
     @workflow.run
@@ -110,15 +115,22 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
                 await self._approvals.close_held(self._parked.held)
             if self._resumable():
                 assert self._parked is not None
+                reason = self._control.parked_reason
+                if reason is not None:  # cancelled while parked: its held calls never run
+                    await self._approvals.cancel_held(self._parked.held, reason)
                 parked, self._parked = self._parked, None
                 self._in_progress = parked.message_id
                 self._control.begin(parked.message_id)
+                if reason is not None:
+                    self._control.parked_reason = None
+                    self._control.cancel_running(reason)
                 loop = self._loop(catalog, parked.message_id)
                 await self._after(loop, await loop.resume(parked), inp)
                 continue
             if not self._takes_message():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 self._visibility.finish()
+                self._ended = True
                 return SessionEnd(
                     session_id=self._session_id,
                     reason=self._closing or "closed",
@@ -136,7 +148,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
     def _loop(self, catalog: ToolCatalog, message_id: str) -> MessageLoop:
         strategy = self._settings.runtime.loop_strategy
         loop_class = RouterPipeline if strategy is LoopStrategy.ROUTER else MessageLoop
-        return loop_class(
+        self._running = loop_class(
             session_id=self._session_id,
             settings=self._settings,
             catalog=catalog,
@@ -147,21 +159,28 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
             control=self._control,
             children=self._children,
         )
+        return self._running
 
     def _takes_message(self) -> bool:
         return bool(self._queue) and self._parked is None
 
     def _resumable(self) -> bool:
         parked = self._parked
-        return parked is not None and self._approvals.all_decided(parked.held)
+        if parked is None:
+            return False
+        return self._control.parked_reason is not None or self._approvals.all_decided(parked.held)
 
     async def _after(self, loop: MessageLoop, result: RunResult, inp: SessionInput) -> None:
         """Keep a message's result (final, or awaiting approval) and continue as new if due.
-        A cancel accepted while the message parked on held calls answers with the interim
-        result: a parked message is not cancelled (its calls wait for their decisions)."""
+        A cancel accepted as the message parked on held calls cancels the parked message
+        (``cancel-parked`` patch; before it, the cancel answered with the interim result)."""
         self._in_progress = None
+        self._running = None
         self._parked = loop.held.parked
+        reason = self._control.reason
         ended = self._control.end(result)
+        if self._parked is not None and reason is not None and self._control.cancels_parked:
+            self._control.parked_reason = reason  # cancelled as it parked: settle it now
         if self._parked is None:
             result = ended
             self._messages_done += 1
@@ -235,15 +254,28 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
         message_id = message.message_id or (info.id if info else str(workflow.uuid4()))
         ignored = not_applied(message.settings_digest, self._settings)
         self._enqueue(message, message_id)
-        await workflow.wait_condition(
-            lambda: self._has_result(message_id, message.wait_for_approval)
-        )
-        result = self._results[message_id]
+        final_only = message.wait_for_approval
+        await workflow.wait_condition(lambda: self._answer(message_id, final_only) is not None)
+        result = self._answer(message_id, final_only)
+        assert result is not None
         return result.model_copy(update={"settings_not_applied": ignored}) if ignored else result
 
     def _has_result(self, message_id: str, final_only: bool) -> bool:
         result = self._results.get(message_id)
         return result is not None and not (final_only and result.status == "awaiting_approval")
+
+    def _answer(self, message_id: str, final_only: bool) -> RunResult | None:
+        """The message's result, or (unless ``final_only``) ``awaiting_approval`` while the
+        running message waits on calls its sub-agents hold."""
+        if self._has_result(message_id, final_only):
+            return self._results[message_id]
+        waiting = self._children.waiting()
+        if final_only or not waiting or self._running is None:
+            return None
+        if message_id != self._in_progress:
+            return None
+        update = {"status": "awaiting_approval", "pending_approvals": waiting}
+        return self._running.result.model_copy(update=update, deep=True)
 
     @workflow.update(name=UPDATE_MESSAGE_RESULT)
     async def message_result(self, request: MessageResultRequest) -> RunResult:
@@ -308,9 +340,19 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
     @workflow.update(name=names.UPDATE_CANCEL_MESSAGE)
     async def cancel_message(self, request: CancelMessageRequest) -> RunResult:
         """Cancel the running message (or a queued one); answers with its RunResult."""
+        final = workflow.patched(CANCEL_ANSWERS_FINAL)
         message_id = self._cancel(request)
-        await workflow.wait_condition(lambda: message_id in self._results)
+        await workflow.wait_condition(lambda: self._settled(message_id, final=final))
         return self._results[message_id]
+
+    def _settled(self, message_id: str, *, final: bool) -> bool:
+        """Whether ``message_id`` has the result a cancel answers with: since the
+        ``cancel-answers-final`` patch, not the interim one a parked message kept (a cancel
+        accepted right after a decision resumed it answered ``awaiting_approval``)."""
+        result = self._results.get(message_id)
+        if result is None:
+            return False
+        return not (final and result.status == "awaiting_approval")
 
     @cancel_message.validator
     def _validate_cancel(self, request: CancelMessageRequest) -> None:
@@ -326,13 +368,18 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
 
     def _cancel_refusal(self, request: CancelMessageRequest) -> tuple[ErrorCode, str] | None:
         queued = (m.message_id for m in self._queue)
-        return self._control.refusal(request, queued, self._results)
+        return self._control.refusal(request, queued, self._results, self._parked_id())
+
+    def _parked_id(self) -> str | None:
+        return self._parked.message_id if self._parked is not None else None
 
     def _cancel(self, request: CancelMessageRequest) -> str:
-        message_id = self._control.target(request)
+        message_id = self._control.target(request, self._parked_id())
         assert message_id is not None  # refused otherwise
         if message_id == self._in_progress:
             self._control.cancel_running(request.reason)
+        elif self._control.cancels_parked and message_id == self._parked_id():
+            self._control.parked_reason = request.reason
         else:
             self._queue = [m for m in self._queue if m.message_id != message_id]
             result = RunResult(message_id=message_id, status="completed")
@@ -356,9 +403,11 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
             m.message_id == message_id for m in self._queue
         )
 
-    def _state(self) -> Literal["idle", "running", "awaiting_approval", "closing"]:
+    def _state(self) -> Literal["idle", "running", "awaiting_approval", "closing", "closed"]:
+        if self._ended:
+            return "closed"
         if self._in_progress:
-            return "running"
+            return "awaiting_approval" if self._children.waiting() else "running"
         if self._parked is not None:
             return "awaiting_approval"
         return "closing" if self._closing else "idle"
@@ -367,7 +416,9 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
         return VisibleState(
             status=self._state(),
             model=self._settings.llm.model,
-            pending_proposals=len(self._proposals.pending) + len(self._approvals.pending),
+            pending_proposals=len(self._proposals.pending)
+            + len(self._approvals.pending)
+            + len(self._children.waiting()),
             turns=self._cursor.turn_index,
             total_tokens=self._cursor.usage.total_tokens,
         )

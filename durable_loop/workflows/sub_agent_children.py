@@ -5,6 +5,11 @@ parent (``sub_agent_approvals``) whenever they change; the parent lists them in 
 ``tool_approvals`` Query (each marked with the child's session id) and routes a decision
 on one of them to the child as the ``tool_call_decision`` Signal (a workflow cannot send
 an Update). Nested sub-agents report through their parent, so decisions reach any depth.
+
+Patch ``sub-agent-calls-wait``: once a sub-agent reports a held call, the session answers
+the running message's send with ``awaiting_approval`` and those calls (as it does for its
+own held calls), and its status (and ``DurableLoopStatus``) says ``awaiting_approval``
+while they wait; a run recorded before kept answering only at the end.
 Deterministic workflow code.
 """
 
@@ -26,10 +31,11 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.sub_agent_config import SubAgentConfig
     from durable_loop.core.sub_agents import SIGNAL_SUB_AGENT_APPROVALS, SubAgentApprovals
 
-from durable_loop.workflows.proposals import check_decider
+from durable_loop.workflows.proposals import DECIDED_KEPT, check_decider
 from durable_loop.workflows.refusals import refuse
 
 ChildHandle = workflow.ChildWorkflowHandle[Any, Any]
+WAIT_PATCH = "sub-agent-calls-wait"
 
 
 class SubAgentChildren:
@@ -42,6 +48,12 @@ class SubAgentChildren:
         """0 for a session; a sub-agent's own depth otherwise."""
         self.handles: dict[str, ChildHandle] = {}
         self.reports: dict[str, SubAgentApprovals] = {}
+        self.answers_waiting = False
+        """Patch ``sub-agent-calls-wait`` is on: a sub-agent's held calls make the running
+        message wait for a person, as the session's own do."""
+        self.finished_decided: list[ToolCallDecided] = []
+        """Decisions on finished sub-agents' calls, for the session's listing (the newest
+        ``DECIDED_KEPT``; not carried over continue-as-new)."""
 
     # ------------------------------------------------------------------ running children
 
@@ -50,17 +62,30 @@ class SubAgentChildren:
 
     def finished(self, session_id: str) -> None:
         self.handles.pop(session_id, None)
-        self.reports.pop(session_id, None)
+        report = self.reports.pop(session_id, None)
+        if report is not None:
+            self.finished_decided = [*self.finished_decided, *report.decided][-DECIDED_KEPT:]
 
     def report(self, report: SubAgentApprovals) -> None:
         if report.session_id in self.handles:  # a late report of a finished child is stale
             self.reports[report.session_id] = report
+            if report.pending and not self.answers_waiting:
+                self.answers_waiting = workflow.patched(WAIT_PATCH)
 
     def pending(self) -> list[PendingToolCall]:
         return [p for r in self.reports.values() for p in r.pending]
 
+    def waiting(self) -> list[PendingToolCall]:
+        """The calls the running message waits on in its sub-agents (none before the patch)."""
+        return self.pending() if self.answers_waiting else []
+
     def decided(self) -> list[ToolCallDecided]:
+        """Decisions on the running sub-agents' calls (what a sub-agent reports upward)."""
         return [d for r in self.reports.values() for d in r.decided]
+
+    def recent_decided(self) -> list[ToolCallDecided]:
+        """Decisions on sub-agents' calls, finished ones too, for the session's listing."""
+        return [*self.finished_decided, *self.decided()]
 
     # ------------------------------------------------------------------ decisions
 

@@ -47,7 +47,7 @@ async def test_approve_from_the_page(browser, loop_worker, scripted_llm, tempora
             await page.screenshot(path=artifact("approval-page.png"), full_page=True)
 
             await card.locator("textarea[name=comment]").fill("Looks right to me")
-            await card.locator("button[value=confirm]").click()
+            await card.locator("button[value=approve]").click()
             outcome = page.locator("[data-testid=outcome]")
             await outcome.wait_for()
             text = " ".join((await outcome.inner_text()).split())
@@ -76,7 +76,7 @@ async def test_a_stale_decision_shows_its_code(
             card = page.locator(f"[data-proposal-id='{pending.proposal_id}']")
             await card.wait_for()
             await w.sessions.reject(sid, pending.proposal_id, "bob")  # decided elsewhere
-            await card.locator("button[value=confirm]").click()
+            await card.locator("button[value=approve]").click()
             error = page.locator("[data-testid=error]")
             await error.wait_for()
             assert (await error.inner_text()).startswith("ALREADY_DECIDED")

@@ -37,7 +37,7 @@ async def test_approve_an_edited_call_from_the_page(
             assert '"amount": 250' in shown and '"to": "acme"' in shown
             await card.locator("textarea[name=arguments]").fill('{"amount": 120, "to": "acme"}')
             await card.locator("textarea[name=comment]").fill("120 is the agreed price")
-            await card.locator("button[value=confirm]").click()
+            await card.locator("button[value=approve]").click()
 
             diff = page.locator("[data-testid=edit-diff]")
             await diff.wait_for()
@@ -51,7 +51,7 @@ async def test_approve_an_edited_call_from_the_page(
             outcome = page.locator("[data-testid=tool-call-outcome]")
             await outcome.wait_for()
             text = " ".join((await outcome.inner_text()).split())
-            assert f"Tool call c1 (pay) of session {sid} was confirmed by alice" in text
+            assert f"Tool call c1 (pay) of session {sid} was approved by alice" in text
             assert "with edited amount" in text and "120 is the agreed price" in text
             assert await page.inner_text("[data-testid=tool-call-count]") == "0"
         final = await w.sessions.message_result(sid, first.message_id)

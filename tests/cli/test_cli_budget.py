@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.testing import reply
@@ -39,4 +41,25 @@ async def test_show_raise_and_refuse_from_the_command_line(loop_worker, scripted
     assert anonymous.exit_code == 2 and "INVALID_SETTING" in anonymous.output
     assert both.exit_code == 2 and "not both" in both.output
     assert missing.exit_code == 2 and "SESSION_NOT_FOUND" in missing.output
+    assert after.reply == "two"
+
+
+async def test_the_budget_exceeded_hint_runs_as_written(loop_worker, scripted_llm, temporal_env):
+    """The command the BUDGET_EXCEEDED message names, with its placeholders filled in, is
+    accepted as it stands (it once lacked the required --as)."""
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.text("one"), reply.text("two")])
+    runtime = RuntimeConfig(max_session_tokens=10)
+    async with loop_worker() as w:
+        await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
+        await w.sessions.send(sid, "a")
+        refused = await invoke(temporal_env, "send", sid, "b", "--task-queue", w.task_queue)
+        hint = re.search(r"`(durable-loop budget [^`]+)`", refused.stderr)
+        assert hint is not None, refused.stderr
+        filled = {"SESSION": sid, "N": "100", "WHO": "ops"}
+        argv = [filled.get(word, word) for word in shlex.split(hint.group(1))]
+        raised = await invoke(temporal_env, *argv[1:])
+        after = await w.sessions.send(sid, "c")
+    assert refused.exit_code == 1 and "error BUDGET_EXCEEDED" in refused.stderr
+    assert raised.exit_code == 0, raised.output
     assert after.reply == "two"

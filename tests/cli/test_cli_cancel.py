@@ -35,6 +35,7 @@ async def test_cancel_prints_the_cancelled_result_and_refusals_exit_with_a_code(
     result = json.loads(cancelled.output)
     assert result["status"] == "cancelled" and result["message_id"] == "essay-1"
     assert result["error"]["code"] == "MESSAGE_CANCELLED"
+    assert result["error"]["message"] == "the message was cancelled"  # not "cancelled: cancelled"
     assert again.exit_code != 0 and "ALREADY_CANCELLED" in again.output
     assert idle.exit_code != 0 and "NOTHING_RUNNING" in idle.output
     assert steered.exit_code == 0, steered.output

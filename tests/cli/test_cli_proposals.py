@@ -1,4 +1,5 @@
-"""`durable-loop proposals | approve | reject` against a running session."""
+"""`durable-loop proposals | approve | reject` against a running session (proposals; held
+tool calls are in test_cli_tool_calls.py and test_cli_people.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from typer.testing import CliRunner
 
 from durable_loop.console import app
 from durable_loop.store import StoreConfig
-from durable_loop.store.workspace import open_workspace_store
+from durable_loop.store.workspace import ChangeSource, open_workspace_store
 from durable_loop.testing import reply
 from durable_loop.tools.workspace import workspace_tools
+from tests.client.kit import session_with_proposal
 from tests.conftest import settings_for, unique
 
 
@@ -63,10 +65,11 @@ async def test_list_approve_and_reject_from_the_command_line(
     assert listed.exit_code == 0 and len(pending) == 2
     assert by_path["/title"] in text.stdout and "add /title" in text.stdout
     assert approved.exit_code == 0, approved.output
-    assert f"{by_path['/title']} committed (facts version 1) by alice" in approved.stdout
+    assert f"{by_path['/title']} committed by alice (facts version 1)" in approved.stdout
     assert rejected.exit_code == 0 and "rejected by bob" in rejected.stdout
     assert again.exit_code == 2 and "ALREADY_DECIDED" in again.output
-    assert unknown.exit_code == 2 and "UNKNOWN_PROPOSAL" in unknown.output
+    assert unknown.exit_code == 2 and "NOT_PENDING" in unknown.output
+    assert "waiting now: " not in unknown.output and "nothing waits" in unknown.output
     assert forged.exit_code == 2 and "ALREADY_DECIDED" in forged.output
     snap = await ws.snapshot(sid)
     assert snap.facts == {"title": "T"}
@@ -91,7 +94,37 @@ async def test_approve_with_a_stale_fingerprint_is_refused(
     assert (await ws.snapshot(sid)).facts == {}
 
 
-def test_confirm_is_the_command_and_approve_its_hidden_alias() -> None:
-    commands = {c.name: c for c in app.registered_commands}
-    assert commands["confirm"].callback is commands["approve"].callback
-    assert commands["approve"].hidden and not commands["confirm"].hidden
+def test_approve_is_the_command_and_confirm_its_hidden_alias() -> None:
+    from durable_loop.cli.app import ENTRIES
+
+    assert ENTRIES["confirm"].target == ENTRIES["approve"].target
+    assert ENTRIES["confirm"].hidden and not ENTRIES["approve"].hidden
+    listing = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "80"}).output
+    assert " approve " in listing and " confirm " not in listing
+
+
+async def test_a_conflict_reads_as_not_committed_and_why(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    """Not ``p1 conflict by alice`` nor ``is already conflict``: what happened, in words."""
+    async with loop_worker(workspace_tools(ws)) as w:
+        _, sid, pending = await session_with_proposal(w, ws, scripted_llm, temporal_env)
+        edit = [{"op": "replace", "path": "/title", "value": "Edited by hand"}]
+        await ws.apply(sid, "facts", edit, ChangeSource(actor="dana", actor_kind="human"))
+        pid = pending.proposal_id
+        approved = await invoke(temporal_env, "approve", sid, pid, "--as", "alice")
+        again = await invoke(temporal_env, "approve", sid, pid, "--as", "alice")
+        bound = await invoke(
+            temporal_env, "approve", sid, pid, "--as", "alice", "--fingerprint", pending.fingerprint
+        )
+        listed = await invoke(temporal_env, "proposals", sid)
+    why = "the facts changed after it was proposed (conflict)"
+    assert approved.exit_code == 1
+    assert f"{pid} not committed: approved by alice, but {why}" in approved.stdout
+    assert again.exit_code == 2 and "ALREADY_DECIDED" in again.stderr
+    assert f"proposal {pid} was already decided: approved, but not committed: {why}" in again.stderr
+    assert bound.exit_code == 2 and "decided: approved, but not committed" in bound.stderr
+    assert f"{pid} not committed: approved by alice" in " ".join(listed.stdout.split())
+    for result in (approved, again, bound, listed):
+        assert "conflict by" not in result.output and "is already conflict" not in result.output
+        assert "is conflict" not in result.output

@@ -1,4 +1,4 @@
-"""`durable-loop tool-calls list | confirm | edit | reject` and `durable-loop result`."""
+"""`durable-loop tool-calls list | approve | edit | reject` and `durable-loop result`."""
 
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ async def test_list_edit_reject_and_wait_from_the_command_line(
         )
         again = await invoke(temporal_env, "tool-calls", "approve", sid, "c2", "--as", "bob")
         unknown = await invoke(temporal_env, "tool-calls", "confirm", sid, "c9", "--as", "bob")
-        final = await invoke(temporal_env, "result", sid, "m1")
+        final = await invoke(temporal_env, "result", sid, "m1", "--json")
+        human = await invoke(temporal_env, "result", sid, "m1")
         missing = await invoke(temporal_env, "result", sid, "m-nope")
     assert sent.exit_code == 0, sent.output
     assert "status awaiting_approval" in sent.output
@@ -56,11 +57,13 @@ async def test_list_edit_reject_and_wait_from_the_command_line(
     assert [p["call_id"] for p in json.loads(listed.stdout)["pending"]] == ["c1", "c2"]
     assert '"amount": 250' in text.stdout and "fingerprint:" in text.stdout
     assert bad_edit.exit_code == 2 and "INVALID_ARGS" in bad_edit.output
-    assert edited.exit_code == 0 and "c1 confirmed (edited: amount) by alice" in edited.stdout
+    assert edited.exit_code == 0 and "c1 approved (edited: amount) by alice" in edited.stdout
     assert rejected.exit_code == 0 and "c2 rejected by bob" in rejected.stdout
     assert again.exit_code == 2 and "ALREADY_DECIDED" in again.output
     assert unknown.exit_code == 2 and "UNKNOWN_TOOL_CALL" in unknown.output
     assert final.exit_code == 0, final.output
     assert json.loads(final.stdout)["reply"] == "One paid, one not."
+    assert human.exit_code == 0 and human.stdout == "One paid, one not.\n"  # as send prints
+    assert "status completed" in human.stderr and "pay [c1] ok" in human.stderr
     assert missing.exit_code == 2 and "UNKNOWN_MESSAGE" in missing.output
     assert [(a, to) for a, to, _ in payments.made] == [(200, "acme")]

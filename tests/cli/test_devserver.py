@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from durable_loop.cli.binaries import temporal_cli
 from durable_loop.cli.devserver import (
     DYNAMIC_CONFIG,
     DevServerError,
@@ -83,6 +84,23 @@ def test_early_exit_is_reported_with_the_log(tmp_path: Path):
         start_dev_server(tmp_path, port=free_port(), ui_port=free_port(), log_level="bogus")
 
 
+def children_of(pid: int) -> list[int]:
+    """The processes ``pid`` started (Linux: /proc)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def gone(pid: int) -> bool:
+    """Exited and reaped (a zombie still holds nothing, but its parent did not wait)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
 def _read_until(process: subprocess.Popen[str], marker: str, timeout_s: float) -> list[str]:
     lines: list[str] = []
     deadline = time.monotonic() + timeout_s
@@ -118,10 +136,14 @@ def test_server_command_runs_until_signalled(tmp_path: Path, stop_signal: signal
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
-        lines = _read_until(process, "Web UI:", timeout_s=60)
-        ui_url = lines[-1].split("Web UI:")[1].strip()
+        lines = _read_until(process, "CLI:", timeout_s=60)
+        ui_url = lines[-2].split("Web UI:")[1].strip()
         assert ui_url == f"http://127.0.0.1:{ui_port}"
         assert any(f"gRPC:   127.0.0.1:{port}" in line for line in lines)
+        cli = lines[-1].split("CLI:")[1].split()
+        assert cli[0] == temporal_cli() and os.access(cli[0], os.X_OK)
+        assert cli[1:4] == ["--address", f"127.0.0.1:{port}", "workflow"]
+        [dev_server] = children_of(process.pid)
         assert urllib.request.urlopen(ui_url, timeout=5).status == 200
         assert TemporalSettings(address=f"127.0.0.1:{port}").ui_url(state) == ui_url
         with socket.create_connection(("127.0.0.1", port), timeout=5):
@@ -133,6 +155,7 @@ def test_server_command_runs_until_signalled(tmp_path: Path, stop_signal: signal
             process.kill()
     assert process.returncode == 0, err
     assert "Stopped." in out
+    assert gone(dev_server), "the dev server outlived the command"
     assert (state / "temporal.db").is_file()
     assert port_is_free(port) and port_is_free(ui_port), "the dev server outlived the command"
     assert TemporalSettings(address=f"127.0.0.1:{port}").ui_url(state) is None

@@ -93,7 +93,7 @@ async def test_chat_shows_tool_calls_and_approves_inline(
     answer = next(i for i, line in enumerate(lines) if line.startswith("assistant> "))
     assert calls < prompt < answer, out
     assert any('replace /title = "New title"' in line for line in lines), out
-    assert any(" committed (facts version 1) by carol" in line for line in lines), out
+    assert any(" committed by carol (facts version 1)" in line for line in lines), out
     assert lines[answer] == "assistant> Renamed, thanks for confirming."
     assert any(line.startswith("idle · model") and "1 message(s)" in line for line in lines), out
     snap = await ws.snapshot(sid)
@@ -127,7 +127,7 @@ async def test_chat_edits_a_held_tool_call_inline(
     assert code == 0, err
     lines = out.splitlines()
     assert any(line.strip() == '"amount": 250,' for line in lines), out
-    assert any("c1 confirmed (edited: amount) by carol" in line for line in lines), out
+    assert any("c1 approved (edited: amount) by carol" in line for line in lines), out
     assert lines.index("assistant> Paid.") > next(
         i for i, line in enumerate(lines) if "run it? [a]pprove" in line
     )

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 import durable_loop
+from durable_loop.cli.app import ENTRIES
 from durable_loop.cli.devserver import DYNAMIC_CONFIG
-from durable_loop.console import app
 from durable_loop.worker.settings import WorkerSettings
 
 INFRA = Path(__file__).resolve().parents[2] / "infra"
@@ -143,7 +143,7 @@ def test_required_variables_fail_loudly():
 def test_dockerfile_targets_run_real_commands(compose):
     dockerfile = (INFRA / "Dockerfile").read_text()
     targets = set(re.findall(r"^FROM \S+ AS (\S+)$", dockerfile, re.MULTILINE))
-    commands = {c.name for c in app.registered_commands}
+    commands = {name for name, entry in ENTRIES.items() if not entry.hidden}
     for name in ("worker", "service", "codec-server"):
         assert compose["services"][name]["build"]["target"] in targets
     for entrypoint in re.findall(r'^ENTRYPOINT \["durable-loop", "([\w-]+)"', dockerfile, re.M):

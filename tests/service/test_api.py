@@ -428,4 +428,4 @@ async def test_a_proposal_that_can_only_conflict_is_shown_as_conflicting(
     assert item["conflict"] == {"paths": ["/title"], "current": {"/title": "Edited by hand"}}
     card = page.text.split(f'data-proposal-id="{pending.proposal_id}"')[1].split("</article>")[0]
     assert 'data-testid="conflict"' in card and '"Edited by hand"</code>' in card
-    assert 'value="confirm"' not in card and 'value="reject"' in card
+    assert 'value="approve"' not in card and 'value="reject"' in card

@@ -76,7 +76,7 @@ async def test_decide_held_calls_over_http(loop_worker, scripted_llm, temporal_e
         across = await http.get("/v1/proposals", headers=ALICE)
     assert first.status_code == 200 and first.json()["status"] == "awaiting_approval"
     assert set(pending) == {"c1", "c2"} and pending["c1"]["arguments"] == PAY
-    assert (unbound.status_code, code_of(unbound)) == (422, "INVALID_REQUEST")
+    assert (unbound.status_code, code_of(unbound)) == (428, "FINGERPRINT_REQUIRED")
     assert (bad_edit.status_code, code_of(bad_edit)) == (422, "INVALID_ARGS")
     assert (unknown.status_code, code_of(unknown)) == (404, "UNKNOWN_TOOL_CALL")
     assert edited.status_code == 200, edited.text
@@ -101,3 +101,29 @@ async def test_pending_calls_are_listed_across_sessions(
         across = (await http.get("/v1/proposals", headers=ALICE)).json()
     [item] = [i for i in across["tool_calls"] if i["session_id"] == sid]
     assert item["call"]["tool"] == "pay" and '"amount": 250' in item["arguments_pretty"]
+
+
+async def test_a_tool_call_decision_without_a_fingerprint_follows_the_proposal_rule(
+    loop_worker, scripted_llm, temporal_env, service
+):
+    """428 FINGERPRINT_REQUIRED, as for proposals; a trusted service binds it to the call
+    pending now."""
+    payments = Payments()
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.tool_call("pay", PAY, "c1"), reply.text("Paid.")])
+    async with loop_worker(payments.registry()) as w:
+        await w.sessions.start(sid, approval_settings(scripted_llm, model, temporal_env))
+        sent = await w.sessions.send(sid, "pay")
+        url = f"/v1/sessions/{sid}/tool-calls/c1/decision"
+        async with service(w) as http:
+            unbound = await http.post(url, json={"verdict": "confirm"}, headers=ALICE)
+            still = await w.sessions.tool_approvals(sid)
+        async with service(w, allow_unbound_decisions=True) as trusted:
+            confirmed = await trusted.post(url, json={"verdict": "confirm"}, headers=ALICE)
+        final = await w.sessions.message_result(sid, sent.message_id)
+    assert (unbound.status_code, code_of(unbound)) == (428, "FINGERPRINT_REQUIRED")
+    assert "fingerprint of the tool call" in unbound.json()["error"]["message"]
+    assert [c.call_id for c in still.pending] == ["c1"]
+    assert confirmed.status_code == 200, confirmed.text
+    assert confirmed.json()["status"] == "confirmed" and confirmed.json()["decided_by"] == "alice"
+    assert final.reply == "Paid." and [(a, to) for a, to, _ in payments.made] == [(250, "acme")]

@@ -1,6 +1,6 @@
 """Variants of the session workflow for the versioning tests (never deployed).
 
-The demonstrated change: the tool catalog is loaded by a regular activity (so it could
+The first demonstrated change: the tool catalog is loaded by a regular activity (so it could
 run on another worker and retry with its own timeout) instead of a local activity. That
 changes the commands a run produces, so a history recorded before the change no longer
 replays, unless the change is guarded by ``workflow.patched``.
@@ -16,9 +16,12 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
     from durable_loop.core.activity_contracts import ListToolsInput, ToolCatalogOutput
     from durable_loop.core.contracts import SessionEnd, SessionInput
+    from durable_loop.core.sub_agents import SubAgentApprovals
     from durable_loop.core.tools import ToolCatalog
 
+from durable_loop.workflows.run_control import RunControl
 from durable_loop.workflows.session import SessionWorkflow
+from durable_loop.workflows.sub_agent_children import SubAgentChildren
 
 PATCH = "catalog-by-activity"
 
@@ -70,3 +73,41 @@ class PatchDeprecatedSession(SessionWorkflow):
     async def _load_catalog(self) -> ToolCatalog:
         workflow.deprecate_patch(PATCH)
         return await catalog_by_activity(self._session_id)
+
+
+class UnguardedSubAgentChildren(SubAgentChildren):
+    """Patch ``sub-agent-calls-wait``'s change without its guard."""
+
+    def report(self, report: SubAgentApprovals) -> None:
+        super().report(report)
+        self.answers_waiting = self.answers_waiting or bool(report.pending)
+
+
+@workflow.defn(name=names.SESSION_WORKFLOW)
+class UnguardedSubAgentWait(SessionWorkflow):
+    """A sub-agent's held call makes the send answer and the status change at once, as
+    patch ``sub-agent-calls-wait`` does, but for runs recorded before it too."""
+
+    @workflow.run
+    async def run(self, inp: SessionInput) -> SessionEnd:
+        self._children = UnguardedSubAgentChildren()
+        return await super().run(inp)
+
+
+class UnguardedRunControl(RunControl):
+    """Patch ``cancel-parked``'s change without its guard."""
+
+    def start(self) -> None:
+        super().start()
+        self.cancels_parked = True
+
+
+@workflow.defn(name=names.SESSION_WORKFLOW)
+class UnguardedCancelParked(SessionWorkflow):
+    """A cancel of a parked message settles its held calls, as patch ``cancel-parked``
+    does, but for runs recorded before it too."""
+
+    @workflow.run
+    async def run(self, inp: SessionInput) -> SessionEnd:
+        self._control = UnguardedRunControl()
+        return await super().run(inp)

@@ -18,6 +18,7 @@ from durable_loop.evals.routing.bench_tools import travel_desk
 from durable_loop.store.stream import StreamStore
 from durable_loop.testing import reply, reply_stream
 from durable_loop.testing.history import EventType
+from durable_loop.workflows.run_control import cancelled_text
 from tests.conftest import settings_for, unique
 from tests.workflows.test_router_pipeline import route
 from tests.workflows.test_session import wait_until
@@ -195,3 +196,11 @@ async def test_cancel_during_a_router_step(loop_worker, scripted_llm):
         after = await w.sessions.send(sid, "and now?")
     assert cancelled.status == "cancelled" and cancelled.pipeline is not None
     assert after.status == "completed" and after.reply == "direct answer"
+
+
+def test_a_cancel_names_its_reason_once():
+    assert cancelled_text("cancelled") == "the message was cancelled"
+    assert cancelled_text("") == "the message was cancelled"
+    assert cancelled_text("interrupted by a new message") == (
+        "the message was cancelled: interrupted by a new message"
+    )

@@ -278,12 +278,12 @@ async def test_a_call_held_inside_the_child_is_decided_through_the_parent(
         decided = await parent.execute_update(
             UPDATE_DECIDE_TOOL_CALL, held.decision("confirm", "alice"), result_type=ToolCallDecided
         )
-        result = await sent
+        result = await w.sessions.message_result(sid, sent.message_id)
         after = await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)
     assert decided.status == "confirmed" and decided.decided_by == "alice"
     assert [(amount, to) for amount, to, _ in payments.made] == [(5, "acme")]
     assert result.status == "completed" and result.reply == "all paid"
-    assert after.pending == []
+    assert after.pending == [] and after.decided == [decided]  # listed after the child ended
     await replay_everything(w, temporal_env, sid, child)
 
 
@@ -299,7 +299,8 @@ async def test_a_worker_with_a_sub_agent_cycle_is_not_built(loop_worker):
 
 
 async def held_in_child(w, scripted_llm, parent_model, child_model, sid):
-    """Start a parent message whose sub-agent holds a ``pay`` call; the held call."""
+    """Send a parent message whose sub-agent holds a ``pay`` call: its first answer, the
+    parent's handle and the held call."""
     scripted_llm.script(
         parent_model, [reply.tool_call("researcher", TASK, "r1"), reply.text("all paid")]
     )
@@ -307,16 +308,13 @@ async def held_in_child(w, scripted_llm, parent_model, child_model, sid):
         child_model, [reply.tool_call("pay", {"amount": 5, "to": "acme"}, "c1"), reply.text("paid")]
     )
     await w.sessions.start(sid, settings_for(scripted_llm, parent_model))
-    sent = asyncio.create_task(w.sessions.send(sid, "pay acme", message_id="m1"))
+    # the parent's send answers awaiting_approval with the call its sub-agent holds
+    first = await w.sessions.send(sid, "pay acme", message_id="m1")
     parent = w.sessions.handle(sid)
-
-    async def listed() -> bool:
-        found = await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)
-        return bool(found.pending)
-
-    await wait_until(listed)
     [held] = (await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)).pending
-    return sent, parent, held
+    assert first.status == "awaiting_approval" and first.pending_approvals == [held]
+    assert (await w.sessions.status(sid)).state == "awaiting_approval"
+    return first, parent, held
 
 
 async def test_cancelling_the_parent_while_the_child_waits_for_approval(
@@ -330,7 +328,7 @@ async def test_cancelling_the_parent_while_the_child_waits_for_approval(
         child = child_session_id(sid, "r1", 2)
         sent, parent, held = await held_in_child(w, scripted_llm, parent_model, child_model, sid)
         cancelled = await w.sessions.cancel(sid, reason="stop")
-        result = await sent
+        result = await w.sessions.message_result(sid, sent.message_id)
         after = await parent.query(QUERY_TOOL_APPROVALS, result_type=ToolApprovalList)
         child_status = await w.sessions.status(child)
     assert held.session_id == child
@@ -382,7 +380,7 @@ async def test_a_rejection_signalled_to_the_parent_reaches_the_child(
         child = child_session_id(sid, "r1", 2)
         sent, parent, held = await held_in_child(w, scripted_llm, parent_model, child_model, sid)
         await parent.signal(SIGNAL_TOOL_CALL_DECISION, held.decision("reject", "bob"))
-        result = await sent
+        result = await w.sessions.message_result(sid, sent.message_id)
         child_rows = await transcript(w, child)
     assert result.status == "completed" and result.reply == "all paid"
     assert payments.made == []

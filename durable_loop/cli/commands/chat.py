@@ -2,7 +2,7 @@
 
 Each message is an Update; while it is in flight the command polls the ``transcript_tail``
 and ``proposals`` Queries, so tool calls show as they happen and a proposal can be
-confirmed or rejected inline (also when the session waits for the decision). Ctrl-C
+approved or rejected inline (also when the session waits for the decision). Ctrl-C
 while a message runs cancels that message (the session stays; Ctrl-C at the prompt ends
 the chat). Reads plain lines from stdin, so it works under a terminal, tmux, or with input
 piped in.
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from durable_loop.core.proposals import PendingProposal, Verdict
     from durable_loop.core.typed_output import OutputSchema
 
-HELP = "type a message, or /proposals, /confirm ID [comment], /reject ID [comment], /status, /quit"
+HELP = "type a message, or /proposals, /approve ID [comment], /reject ID [comment], /status, /quit"
 
 
 def chat(
@@ -71,7 +71,7 @@ def chat(
     ] = None,
     approver: Annotated[
         str | None,
-        typer.Option("--as", help="Who confirms inline (recorded). Default: your user name."),
+        typer.Option("--as", help="Who approves inline (recorded). Default: your user name."),
     ] = None,
     poll: Annotated[
         float, typer.Option("--poll", help="Seconds between progress polls.", min=0.05)
@@ -82,7 +82,7 @@ def chat(
     api_key: ApiKey = None,
     task_queue: TaskQueue = None,
 ) -> None:
-    """Chat with a session: tool calls show as they happen; confirm proposals inline."""
+    """Chat with a session: tool calls show as they happen; approve or reject inline."""
     import asyncio
     import getpass
     import uuid
@@ -256,7 +256,8 @@ class ChatLoop:
                     say("  the arguments must be a JSON object; skipped")
                     answer = "s"
             if answer not in {"a", "e", "r"}:
-                say(f"  skipped; later: durable-loop tool-calls confirm {self.session_id} ...")
+                later = f"durable-loop approve {self.session_id} {call.call_id} --as ..."
+                say(f"  skipped; later: {later}")
                 decided_all = False
                 continue
             comment = (await read_line("comment (optional): ") or "").strip() or None
@@ -274,6 +275,8 @@ class ChatLoop:
     ) -> bool:
         from temporalio.client import WorkflowUpdateFailedError
 
+        from durable_loop.core.proposals import decided_word
+
         decision = call.decision(verdict, self.approver, comment=comment, arguments=arguments)
         try:
             decided = await sessions.decide_tool_call(self.session_id, decision)
@@ -281,7 +284,7 @@ class ChatLoop:
             say(f"  refused: {getattr(err.cause, 'message', err)}")
             return False
         edited = f" (edited: {', '.join(decided.edited_fields)})" if decided.edited_fields else ""
-        say(f"  {decided.call_id} {decided.status}{edited} by {decided.decided_by}")
+        say(f"  {decided.call_id} {decided_word(decided.status)}{edited} by {decided.decided_by}")
         return True
 
     async def _progress(self, sessions: SessionClient) -> None:
@@ -320,7 +323,7 @@ class ChatLoop:
             }
             chosen = verdict.get(answer.lower())
             if chosen is None:
-                say(f"  skipped; later: /confirm {proposal.proposal_id} or /reject ...")
+                say(f"  skipped; later: /approve {proposal.proposal_id} or /reject ...")
                 continue
             comment = (await read_line("comment (optional): ") or "").strip() or None
             await self._decide(sessions, proposal.proposal_id, chosen, comment, proposal)
@@ -353,8 +356,7 @@ class ChatLoop:
         except ProposalNotPending as err:
             say(f"  refused: {err.code}: {err}")
             return
-        version = f" (facts version {result.facts_version})" if result.facts_version else ""
-        say(f"  {result.proposal_id} {result.status}{version} by {result.decided_by}")
+        say(f"  {result.proposal_id} {result.describe()}")
 
     async def _command(self, sessions: SessionClient, text: str) -> None:
         name, _, rest = text.partition(" ")
@@ -365,7 +367,7 @@ class ChatLoop:
             for proposal in listing.pending:
                 show_proposal(proposal)
             for done in listing.decided:
-                say(f"  {done.proposal_id} {done.status} by {done.decided_by}")
+                say(f"  {done.proposal_id} {done.describe()}")
         elif name in {"/confirm", "/approve", "/reject"}:
             proposal_id, _, comment = rest.strip().partition(" ")
             if not proposal_id:

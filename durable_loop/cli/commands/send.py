@@ -10,17 +10,26 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQueue
-from durable_loop.cli.output_schema import OutputSchemaFile, load_output_schema
+from durable_loop.cli.output_schema import (
+    OutputSchemaFile,
+    answer_of,
+    invalid_answer_line,
+    load_output_schema,
+)
 from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     import asyncio
+
+    from temporalio.client import Client
 
     from durable_loop.core.config import SessionSettings
     from durable_loop.core.contracts import RunResult
     from durable_loop.core.typed_output import OutputSchema
 
 SETTINGS_PANEL = "Session settings (used when the session is started)"
+NOTICE_AFTER_S = 2.0
+"""A reply not there by then: say what the message waits for, if a person holds it up."""
 CONFIG_CODES = {ErrorCode.CONFIG_ERROR, ErrorCode.PROVIDER_AUTH}
 
 
@@ -69,7 +78,9 @@ def load_session_settings(
     return settings
 
 
-def summary_lines(result: RunResult) -> list[str]:
+def summary_lines(result: RunResult, session_id: str | None = None) -> list[str]:
+    """The run summary under a reply; with ``session_id``, a held call of a sub-agent is
+    named with the sub-agent's session."""
     usage = result.usage
     lines = [
         f"status {result.status} · {result.turns} turn(s){_session_turns(result)} · "
@@ -81,9 +92,16 @@ def summary_lines(result: RunResult) -> list[str]:
         how = " (reused)" if call.reused else "" if call.executed else " (not run)"
         lines.append(f"  session turn {call.turn}: {call.name} [{call.call_id}] {verdict}{how}")
     for held in result.pending_approvals:
-        lines.append(f"  waits for approval: {held.tool} [{held.call_id}] (see tool-calls list)")
+        child = session_id is not None and held.session_id != session_id
+        where = f" in sub-agent session {held.session_id}" if child else ""
+        lines.append(
+            f"  waits for approval: {held.tool} [{held.call_id}]{where} (see tool-calls list)"
+        )
     if result.output is not None:
         lines.append(f"  output {json.dumps(result.output, ensure_ascii=False)}")
+    invalid = invalid_answer_line(result)
+    if invalid is not None:
+        lines.append(invalid)
     if result.error is not None:
         lines.append(f"  error {result.error.code}: {result.error.message}")
     if result.settings_not_applied:
@@ -205,9 +223,10 @@ def send(
     if result.error is not None and result.error.code in CONFIG_CODES:
         raise CliError(ErrorCode(result.error.code), result.error.message)
     if not as_json:
-        if result.reply is not None:
-            typer.echo(result.reply)
-        for line in summary_lines(result):
+        answer = answer_of(result)
+        if answer is not None:
+            typer.echo(answer)
+        for line in summary_lines(result, session_id):
             typer.echo(line, err=True)
     if result.status == "failed":
         raise typer.Exit(1)
@@ -235,14 +254,17 @@ async def _send(
 
     from durable_loop.cli.errors import CliError
     from durable_loop.client.connect import connect
+    from durable_loop.client.late_reply import probe_wait
     from durable_loop.client.refusals import refusal_of
     from durable_loop.client.sessions import SessionClient
+    from durable_loop.client.update_retry import new_message_id
     from durable_loop.worker.settings import WorkerSettings
 
     asyncio.get_running_loop().set_exception_handler(_quiet_cancellations)
     worker_settings = WorkerSettings.load(temporal=temporal, task_queue=task_queue)
     client = await connect(worker_settings.temporal)
     sessions = SessionClient(client, task_queue=worker_settings.task_queue)
+    message_id = message_id or new_message_id()  # named when the reply is late
     try:
         if settings is None:
             call = sessions.send(
@@ -262,13 +284,11 @@ async def _send(
                 output_schema=output_schema,
             )
         async with asyncio.timeout(timeout):
-            return await call
+            reply = asyncio.ensure_future(call)
+            return await _reply_or_notice(reply, client, session_id, message_id, timeout)
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-        raise CliError(
-            ErrorCode.NO_REPLY,
-            f"no reply within {timeout:g}s: is a worker polling task queue "
-            f"{worker_settings.task_queue!r}? start one with `durable-loop worker`",
-        ) from None
+        wait = await probe_wait(client, session_id, message_id)
+        raise CliError(ErrorCode.NO_REPLY, f"no reply within {timeout:g}s: {wait.text()}") from None
     except WorkflowUpdateFailedError as err:
         refused = refusal_of(err)
         raise CliError(refused.code or ErrorCode.UPDATE_REFUSED, refused.message) from None
@@ -279,6 +299,34 @@ async def _send(
                 f"no running session {session_id!r}: pass --start with --model to start it",
             ) from None
         raise
+
+
+async def _reply_or_notice(
+    reply: asyncio.Future[RunResult],
+    client: Client,
+    session_id: str,
+    message_id: str,
+    timeout: float,
+) -> RunResult:
+    """The reply; if it is not there after ``NOTICE_AFTER_S``, say on stderr (once) what
+    the message waits for when a person or a missing worker holds it up."""
+    import asyncio
+
+    from durable_loop.client.late_reply import probe_wait
+
+    try:
+        done, _ = await asyncio.wait({reply}, timeout=NOTICE_AFTER_S)
+        if not done:
+            wait = await probe_wait(client, session_id, message_id)
+            if wait.held_up:
+                until = f"still waiting up to {timeout:g}s for the reply (Ctrl-C stops waiting)"
+                typer.echo(f"waiting: {wait.summary()}; {until}", err=True)
+        return await reply
+    finally:
+        if not reply.done():
+            reply.cancel()
+            # the SDK turns the cancel into its own exception: read it, or it is logged
+            reply.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 def _quiet_cancellations(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:

@@ -52,7 +52,8 @@ def serve(
         bool,
         typer.Option(
             "--allow-unbound-decisions",
-            help="Accept proposal decisions without a fingerprint (trusted callers only).",
+            help="Accept decisions on proposals and tool calls without a fingerprint "
+            "(trusted callers only).",
         ),
     ] = False,
     address: Address = None,

@@ -68,6 +68,7 @@ def server(
             typer.echo(f"Temporal dev server running (state: {dev.db_path}, log: {dev.log_path})")
             typer.echo(f"  gRPC:   {dev.address}  (namespace {dev.namespace})")
             typer.echo(f"  Web UI: {dev.ui_url}")
+            typer.echo(f"  CLI:    {dev.cli} --address {dev.address} workflow list")
             typer.echo("Press Ctrl-C to stop.")
             while not stop.wait(0.5):
                 if not dev.running() and not stop.is_set():

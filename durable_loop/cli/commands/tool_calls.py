@@ -1,5 +1,6 @@
-"""``durable-loop tool-calls list | confirm | edit | reject`` and ``durable-loop result``:
-a person decides on the tool calls held for approval, and a caller waits for a message.
+"""``durable-loop tool-calls list | approve | edit | reject``: the tool calls a session
+holds for a person's approval. (``durable-loop approve | reject`` decide a held call or a
+proposal alike; these name tool calls only, and ``edit`` approves with other arguments.)
 
 A decision is bound to the fingerprint of the call pending right now (or to
 ``--fingerprint``, the one a UI showed) and sent as an Update, so an unknown, expired,
@@ -9,33 +10,34 @@ or size limit, are refused before they enter history.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from durable_loop.cli.commands.options import Address, ApiKey, Namespace
-from durable_loop.cli.commands.proposals import (
+from durable_loop.cli.commands.decide import (
     Approver,
     AsJson,
     Comment,
     Fingerprint,
     Session,
-    known_error,
+    parse_arguments,
 )
-from durable_loop.cli.commands.session_rpc import temporal_client
+from durable_loop.cli.commands.options import Address, ApiKey, Namespace
+from durable_loop.cli.commands.session_rpc import known_error, temporal_client
+from durable_loop.cli.lazy import WholeHelpGroup
 
 if TYPE_CHECKING:
     from pydantic import JsonValue
 
     from durable_loop.client.tool_approvals import ToolApprovalClient
-    from durable_loop.core.approvals import ToolApprovalList, ToolCallDecided
-    from durable_loop.core.contracts import RunResult
-    from durable_loop.core.proposals import Verdict
+    from durable_loop.core.approval_models import ToolApprovalList, ToolCallDecided
+    from durable_loop.core.proposals import ProposalList, Verdict
 
 T = TypeVar("T")
-app = typer.Typer(help="Tool calls held for a person's approval.", no_args_is_help=True)
+app = typer.Typer(
+    cls=WholeHelpGroup, help="Tool calls held for a person's approval.", no_args_is_help=True
+)
 
 Call = Annotated[str, typer.Argument(help="Tool call id, as listed by `tool-calls list`.")]
 Arguments = Annotated[
@@ -56,15 +58,15 @@ def list_calls(
     import asyncio
 
     temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
-    listing = asyncio.run(_list(session_id, temporal))
+    listing, proposals = asyncio.run(_list(session_id, temporal))
     if as_json:
         typer.echo(listing.model_dump_json(indent=2))
         return
-    print_listing(listing)
+    print_listing(listing, session_id, proposals)
 
 
-@app.command("confirm")
-def confirm(
+@app.command("approve")
+def approve(
     session_id: Session,
     call_id: Call,
     approver: Approver,
@@ -75,12 +77,12 @@ def confirm(
     namespace: Namespace = None,
     api_key: ApiKey = None,
 ) -> None:
-    """Confirm CALL_ID: it runs once with the arguments the model gave."""
+    """Approve CALL_ID: it runs once with the arguments the model gave."""
     temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
     _decide(session_id, call_id, "confirm", approver, comment, fingerprint, None, as_json, temporal)
 
 
-app.command("approve", hidden=True, help="Another spelling of `confirm`.")(confirm)
+app.command("confirm", hidden=True, help="Another spelling of `approve`.")(approve)
 
 
 @app.command("edit")
@@ -96,18 +98,10 @@ def edit(
     namespace: Namespace = None,
     api_key: ApiKey = None,
 ) -> None:
-    """Confirm CALL_ID with edited arguments (checked against the tool's schema); the model
-    reads which fields a person changed."""
-    from durable_loop.cli.errors import CliError
-    from durable_loop.core.errors import ErrorCode
-
-    try:
-        edited = json.loads(arguments)
-    except ValueError as err:
-        raise CliError(ErrorCode.INVALID_JSON, f"--args is not JSON: {err}") from None
-    if not isinstance(edited, dict):
-        raise CliError(ErrorCode.INVALID_JSON, "--args must be a JSON object")
+    """Approve CALL_ID with edited arguments (checked against the tool's schema); the
+    model reads which fields a person changed."""
     temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    edited = parse_arguments(arguments)
     _decide(
         session_id, call_id, "confirm", approver, comment, fingerprint, edited, as_json, temporal
     )
@@ -130,31 +124,27 @@ def reject(
     _decide(session_id, call_id, "reject", approver, comment, fingerprint, None, as_json, temporal)
 
 
-def result(
-    session_id: Session,
-    message_id: Annotated[str, typer.Argument(help="The message id the reply was sent under.")],
-    address: Address = None,
-    namespace: Namespace = None,
-    api_key: ApiKey = None,
+def print_listing(
+    listing: ToolApprovalList, session_id: str, proposals: ProposalList | None = None
 ) -> None:
-    """Wait for the final result of message MESSAGE_ID (after its held calls are decided)."""
-    import asyncio
+    import json
 
-    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
-    typer.echo(asyncio.run(_result(session_id, message_id, temporal)).model_dump_json(indent=2))
+    from durable_loop.cli.commands.people_view import call_decided_line, pointer_to_proposals
 
-
-def print_listing(listing: ToolApprovalList) -> None:
     if not listing.pending:
-        typer.echo("no tool calls wait for approval")
+        waiting = proposals.pending if proposals is not None else []
+        none = "no tool calls wait for approval"
+        typer.echo(pointer_to_proposals(session_id, waiting) if waiting else none)
     for p in listing.pending:
-        typer.echo(f"{p.call_id}  {p.tool}  turn {p.turn}  expires {p.expires_at.isoformat()}")
+        where = "" if p.session_id == session_id else f"  in sub-agent {p.session_id}"
+        typer.echo(
+            f"{p.call_id}  {p.tool}  turn {p.turn}  expires {p.expires_at.isoformat()}{where}"
+        )
         typer.echo(f"  fingerprint: {p.fingerprint}")
         for line in json.dumps(p.arguments, indent=2, ensure_ascii=False).splitlines():
             typer.echo(f"  {line}")
     for d in listing.decided:
-        edited = f" (edited: {', '.join(d.edited_fields)})" if d.edited_fields else ""
-        typer.echo(f"{d.call_id}  {d.tool}  {d.status}{edited} by {d.decided_by}")
+        typer.echo(call_decided_line(d, with_tool=True))
     for r in listing.refused:
         typer.echo(f"{r.id}  refused {r.error.code} from {r.approver}: {r.error.message}")
 
@@ -172,18 +162,31 @@ def _decide(
 ) -> None:
     import asyncio
 
+    from durable_loop.cli.commands.people_view import call_decided_line
+
     decided = asyncio.run(
         _send(session_id, call_id, verdict, approver, comment, fingerprint, arguments, temporal)
     )
     if as_json:
         typer.echo(decided.model_dump_json(indent=2))
         return
-    edited = f" (edited: {', '.join(decided.edited_fields)})" if decided.edited_fields else ""
-    typer.echo(f"{decided.call_id} {decided.status}{edited} by {decided.decided_by}")
+    typer.echo(call_decided_line(decided))
 
 
-async def _list(session_id: str, temporal: dict[str, object]) -> ToolApprovalList:
-    return await with_calls(session_id, temporal, lambda calls: calls.listing(session_id))
+async def _list(
+    session_id: str, temporal: dict[str, object]
+) -> tuple[ToolApprovalList, ProposalList | None]:
+    """The held calls, and when none is held the proposals (so that "no tool calls" can
+    say what does wait)."""
+    from durable_loop.client.proposals import ProposalClient
+
+    async def both(calls: ToolApprovalClient) -> tuple[ToolApprovalList, ProposalList | None]:
+        listing = await calls.listing(session_id)
+        if listing.pending:
+            return listing, None
+        return listing, await ProposalClient(calls.client).proposals(session_id)
+
+    return await with_calls(session_id, temporal, both)
 
 
 async def _send(
@@ -209,12 +212,6 @@ async def _send(
         return await calls.decide(session_id, decision)
 
     return await with_calls(session_id, temporal, send)
-
-
-async def _result(session_id: str, message_id: str, temporal: dict[str, object]) -> RunResult:
-    return await with_calls(
-        session_id, temporal, lambda calls: calls.message_result(session_id, message_id)
-    )
 
 
 async def with_calls(

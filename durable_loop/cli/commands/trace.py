@@ -33,11 +33,21 @@ def trace(
             "--full-args", help="Show each call's arguments whole (default: 200 characters)."
         ),
     ] = False,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="Show each reply and each call's arguments whole (default: 300 and 200 "
+            "characters).",
+        ),
+    ] = False,
 ) -> None:
-    """Show every message of a session and its turns (numbered across the session): LLM
-    latency, model, tool calls with their arguments (from the store) and results, tokens,
-    plan fingerprint, and each model tried with its attempts and time, across all runs
-    (continue-as-new)."""
+    """Show a session's messages and turns, and who decided what.
+
+    Each message with its status and reply, and its turns (numbered across the session):
+    model, LLM time, tokens, plan fingerprint, tool calls with their arguments and
+    results, sub-agents, each model tried; between them the decisions, budget changes,
+    model switches, cancels and refusals; across all runs (continue-as-new)."""
     import asyncio
 
     from durable_loop.worker.settings import WorkerSettings
@@ -52,9 +62,19 @@ def trace(
         db_url=db_url,
     )
     from durable_loop.client.trace.arguments import ARGS_CHARS
+    from durable_loop.client.trace.replies import REPLY_CHARS
 
-    args_chars = None if full_args else ARGS_CHARS
-    result = asyncio.run(_load(session_id, settings, use_store=not no_store, args_chars=args_chars))
+    args_chars = None if full_args or full else ARGS_CHARS
+    reply_chars = None if full else REPLY_CHARS
+    result = asyncio.run(
+        _load(
+            session_id,
+            settings,
+            use_store=not no_store,
+            args_chars=args_chars,
+            reply_chars=reply_chars,
+        )
+    )
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
@@ -64,7 +84,12 @@ def trace(
 
 
 async def _load(
-    session_id: str, settings: WorkerSettings, *, use_store: bool, args_chars: int | None
+    session_id: str,
+    settings: WorkerSettings,
+    *,
+    use_store: bool,
+    args_chars: int | None,
+    reply_chars: int | None,
 ) -> Trace:
     from durable_loop.cli.errors import reading_session
     from durable_loop.client.connect import connect
@@ -78,6 +103,7 @@ async def _load(
             db_url=settings.db_url if use_store else None,
             ui_url=settings.temporal.ui_url(),
             args_chars=args_chars,
+            reply_chars=reply_chars,
         )
 
 

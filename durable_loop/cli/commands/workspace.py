@@ -1,5 +1,5 @@
-"""``durable-loop workspace``: a session's facts, draft, locks, version and newest audit
-rows, read from the store."""
+"""``durable-loop workspace``: a session's facts, draft, locks, version, decisions and
+newest audit rows, read from the store."""
 
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ def workspace(
     api_key: ApiKey = None,
     db_url: DbUrl = None,
 ) -> None:
-    """Show the workspace of session SESSION_ID: committed facts, draft, locks, version and
-    the newest audit rows (who changed what, from which proposal)."""
+    """Show the workspace of session SESSION_ID: committed facts, draft, locks, version,
+    the decisions people made (who approved which tool call or proposal, on which
+    arguments) and the newest audit rows."""
     import asyncio
 
     from durable_loop.worker.settings import WorkerSettings

@@ -6,18 +6,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from durable_loop.client.trace.models import CallArguments, Trace
+from durable_loop.client.trace.models import BoundedText, CallArguments, Trace
 from durable_loop.core.messages import StoredMessage
 
 ARGS_CHARS = 200
 """Characters of a call's arguments a trace shows by default."""
 
 
-def bounded(raw: str, limit: int | None) -> CallArguments:
+def bounded_text(raw: str, limit: int | None) -> BoundedText:
     """``limit=None``: the whole text."""
     if limit is None or len(raw) <= limit:
-        return CallArguments(text=raw, chars=len(raw))
-    return CallArguments(text=raw[:limit], chars=len(raw), truncated=True)
+        return BoundedText(text=raw, chars=len(raw))
+    return BoundedText(text=raw[:limit], chars=len(raw), truncated=True)
+
+
+def bounded(raw: str, limit: int | None) -> CallArguments:
+    return CallArguments.model_validate(bounded_text(raw, limit).model_dump())
 
 
 def stored_arguments(
@@ -53,7 +57,7 @@ def with_arguments(trace: Trace, stored: Sequence[StoredMessage], limit: int | N
     return trace.model_copy(update={"turns": turns})
 
 
-def arguments_line(arguments: CallArguments) -> str:
-    """One line for a table: whitespace collapsed; the whole length when cut."""
+def arguments_line(arguments: BoundedText) -> str:
+    """One line: whitespace collapsed; the whole length when cut."""
     flat = " ".join(arguments.text.split())
     return f"{flat}… ({arguments.chars} chars)" if arguments.truncated else flat

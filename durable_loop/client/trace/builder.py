@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from durable_loop.client.trace.arguments import ARGS_CHARS, with_arguments
+from durable_loop.client.trace.children import link_sub_agents, sub_agent_usage
+from durable_loop.client.trace.entries import ToolCallDecisionEntry, TraceEntry
 from durable_loop.client.trace.messages import message_rows
 from durable_loop.client.trace.models import (
     AttemptRow,
@@ -22,17 +24,17 @@ from durable_loop.client.trace.models import (
     Trace,
     TurnRow,
 )
+from durable_loop.client.trace.placement import Position, place_entries
+from durable_loop.client.trace.replies import REPLY_CHARS, reply_of
 from durable_loop.core.activity_contracts import AppendItem, ToolCallSummary
 from durable_loop.core.contracts import RunResult
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import CodedError, ErrorCode
-from durable_loop.core.messages import StoredMessage, Usage
-from durable_loop.core.names import session_workflow_id
+from durable_loop.core.messages import StoredMessage
 from durable_loop.core.outcome import preview
 from durable_loop.core.reply_meta import ReusedResultMeta
-from durable_loop.core.sub_agents import child_session_id
 
-USER_PREVIEW_CHARS = 60
+USER_PREVIEW_CHARS = 200
 
 
 class _Index:
@@ -243,10 +245,12 @@ def build_trace(
     namespace: str = "default",
     ui_url: str | None = None,
     args_chars: int | None = ARGS_CHARS,
+    reply_chars: int | None = REPLY_CHARS,
 ) -> Trace:
     """``runs`` oldest first; ``stored`` is the session's transcript, None when the store
     was not read.
-    ``args_chars``: how much of each call's arguments to show (None: all of them)."""
+    ``args_chars`` / ``reply_chars``: how much of each call's arguments and of each reply
+    to show (None: all of it)."""
     rows = list(stored or [])
     index = _Index(runs, rows)
     tried = _turns_tried(runs)
@@ -258,19 +262,36 @@ def build_trace(
         else:
             until = max(last_seq, tries[-1].input.assistant_seq + _call_count(tries[-1])) + 1
         turns.append(_turn_row(tries, run_index, index, until))
-    turns = _link_sub_agents(turns, session_id, runs)
-    usage = sum((t[-1].output.usage for _, t in tried if t[-1].output), Usage())
+    turns = link_sub_agents(turns, session_id, runs)
+    children = sub_agent_usage(runs)
+    usage = sum((t[-1].output.usage for _, t in tried if t[-1].output), children)
     repaired = (r.output.usage for run in runs for r in run.repairs if r.output is not None)
     usage = sum(repaired, usage)
     results: dict[str, RunResult] = {}
+    answered_at: dict[str, Position] = {}
     for run in runs:
-        results.update({r.message_id: r for r in run.results})
+        results.update({r.message_id: r for r in [*run.results, *run.child_results]})
+        for message_id, event_id in run.result_events.items():
+            answered_at.setdefault(message_id, (run.run_index, event_id))
     user_stored = [m for m in rows if m.message.role == "user" and not m.message.synthetic]
     user_messages = len(user_stored) if rows else sum(1 for t in turns if t.user_text)
     users = {m.seq: preview(m.message.content, USER_PREVIEW_CHARS) for m in user_stored}
     for tries in (t for _, t in tried):
         if (user := _user_message(tries[0])) is not None:
             users.setdefault(*user)
+    by_message = [
+        row.model_copy(
+            update={
+                "reply": reply_of(results[row.message_id], index.stored, reply_chars),
+                "usage": results[row.message_id].usage,
+            }
+        )
+        if row.message_id in results
+        else row
+        for row in message_rows(turns, users, list(results.values()))
+    ]
+    turn_at = {tries[0].input.turn: (r, tries[0].scheduled_event_id) for r, tries in tried}
+    entries = [_own(e, session_id) for run in runs for e in run.entries]
     trace = Trace(
         session_id=session_id,
         workflow_id=workflow_id,
@@ -289,32 +310,21 @@ def build_trace(
         messages=len(rows),
         user_messages=user_messages,
         message_results=list(results.values()),
-        by_message=message_rows(turns, users, list(results.values())),
+        by_message=by_message,
+        entries=place_entries(entries, by_message, turn_at, answered_at),
         store_read=stored is not None,
         usage=usage,
+        sub_agent_usage=children,
         ui_url=f"{ui_url}/namespaces/{namespace}/workflows/{workflow_id}" if ui_url else None,
     )
     return with_arguments(trace, rows, args_chars)
 
 
-def _link_sub_agents(
-    turns: list[TurnRow], session_id: str, runs: Sequence[DecodedRun]
-) -> list[TurnRow]:
-    """Name the child session of each sub-agent call (its id follows from the call)."""
-    started = {w for r in runs for w in r.sub_agent_workflow_ids}
-    if not started:
-        return turns
-    linked: list[TurnRow] = []
-    for turn in turns:
-        calls = []
-        for call in turn.calls:
-            if call.result_seq is not None:
-                child = child_session_id(session_id, call.call_id, call.result_seq)
-                if session_workflow_id(child) in started:
-                    call = call.model_copy(update={"sub_agent_session": child})
-            calls.append(call)
-        linked.append(turn.model_copy(update={"calls": calls}))
-    return linked
+def _own(entry: TraceEntry, session_id: str) -> TraceEntry:
+    """A decision names a sub-agent's session only when it was one's call."""
+    if isinstance(entry, ToolCallDecisionEntry) and entry.sub_agent_session == session_id:
+        return entry.model_copy(update={"sub_agent_session": None})
+    return entry
 
 
 def _call_count(call: LlmCall) -> int:

@@ -18,6 +18,7 @@ from durable_loop.client.trace.arguments import ARGS_CHARS
 from durable_loop.client.trace.builder import build_trace
 from durable_loop.client.trace.decode import decode_run
 from durable_loop.client.trace.models import Trace
+from durable_loop.client.trace.replies import REPLY_CHARS
 from durable_loop.core import names
 from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.core.messages import StoredMessage
@@ -60,9 +61,10 @@ async def load_trace(
     db_url: str | None,
     ui_url: str | None = None,
     args_chars: int | None = ARGS_CHARS,
+    reply_chars: int | None = REPLY_CHARS,
 ) -> Trace:
-    """``args_chars``: characters of each call's arguments (from the store) to show;
-    None shows them whole."""
+    """``args_chars`` / ``reply_chars``: characters of each call's arguments (from the
+    store) and of each reply to show; None shows them whole."""
     workflow_id = names.session_workflow_id(session_id)
     histories = await fetch_histories(client, workflow_id)
     for history in histories:
@@ -77,6 +79,7 @@ async def load_trace(
         namespace=client.namespace,
         ui_url=ui_url,
         args_chars=args_chars,
+        reply_chars=reply_chars,
     )
 
 
@@ -87,20 +90,54 @@ async def decode_payloads(events: Sequence[HistoryEvent], converter: DataConvert
     if codec is None:
         return
     for event in events:
-        kind = event.event_type
-        if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            await _decode(codec, event.activity_task_scheduled_event_attributes.input)
-        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-            await _decode(codec, event.activity_task_completed_event_attributes.result)
-        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
-            await _decode_failure(converter, event.activity_task_failed_event_attributes.failure)
-        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
-            attrs = event.activity_task_timed_out_event_attributes
-            await _decode_failure(converter, attrs.failure)
-        elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
-            outcome = event.workflow_execution_update_completed_event_attributes.outcome
-            if outcome.HasField("success"):
-                await _decode(codec, outcome.success)
+        for payloads in _payloads_read(event):
+            await _decode(codec, payloads)
+        for failure in _failures_read(event):
+            await _decode_failure(converter, failure)
+
+
+def _payloads_read(event: HistoryEvent) -> list[Payloads]:
+    """The payloads of ``event`` the trace decodes."""
+    kind = event.event_type
+    if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        return [event.activity_task_scheduled_event_attributes.input]
+    if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+        return [event.activity_task_completed_event_attributes.result]
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ADMITTED:
+        return [event.workflow_execution_update_admitted_event_attributes.request.input.args]
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+        accepted = event.workflow_execution_update_accepted_event_attributes
+        return [accepted.accepted_request.input.args]
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+        outcome = event.workflow_execution_update_completed_event_attributes.outcome
+        return [outcome.success] if outcome.HasField("success") else []
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_REJECTED:
+        rejected = event.workflow_execution_update_rejected_event_attributes
+        return [rejected.rejected_request.input.args]
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+        return [event.workflow_execution_signaled_event_attributes.input]
+    if kind == EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED:
+        return [event.child_workflow_execution_completed_event_attributes.result]
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+        return [event.workflow_execution_completed_event_attributes.result]
+    return []
+
+
+def _failures_read(event: HistoryEvent) -> list[Failure]:
+    """The failures of ``event`` whose message or code the trace shows."""
+    kind = event.event_type
+    if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+        return [event.activity_task_failed_event_attributes.failure]
+    if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+        return [event.activity_task_timed_out_event_attributes.failure]
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+        outcome = event.workflow_execution_update_completed_event_attributes.outcome
+        return [outcome.failure] if outcome.HasField("failure") else []
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_REJECTED:
+        return [event.workflow_execution_update_rejected_event_attributes.failure]
+    if kind == EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED:
+        return [event.child_workflow_execution_failed_event_attributes.failure]
+    return []
 
 
 async def _decode(codec: PayloadCodec, payloads: Payloads) -> None:

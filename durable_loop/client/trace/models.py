@@ -6,14 +6,16 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from durable_loop.client.trace.entries import TraceEntry
 from durable_loop.core.activity_contracts import (
     LlmTurnInput,
     LlmTurnOutput,
     ToolRunInput,
     ToolRunOutput,
 )
+from durable_loop.core.approvals import PendingToolCall
 from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
-from durable_loop.core.contracts import RunResult, RunStatus
+from durable_loop.core.contracts import ChildSessionResult, RunResult, RunStatus
 from durable_loop.core.errors import CodedError
 from durable_loop.core.messages import Usage
 
@@ -55,6 +57,35 @@ class RepairRun(ActivityOutcome):
     output: RepairCallOutput | None = None
 
 
+SubAgentStatus = Literal["completed", "failed", "awaiting_approval", "cancelled", "running"]
+
+
+class SubAgentRun(BaseModel):
+    """A sub-agent's child workflow as its parent's history sees it."""
+
+    workflow_id: str
+    ended: bool = False
+    result: ChildSessionResult | None = None
+    failure: CodedError | None = None
+    held: list[PendingToolCall] = Field(
+        default_factory=list, description="Its held calls, as it last reported them"
+    )
+
+    @property
+    def session_id(self) -> str:
+        return self.workflow_id.removeprefix("session-")
+
+    @property
+    def usage(self) -> Usage:
+        """Its tokens (its own sub-agents' included), once it ended."""
+        return self.result.carried.usage if self.result is not None else Usage()
+
+    def task_result(self, call_id: str) -> RunResult | None:
+        """The result of the task it ran for ``call_id``."""
+        results = self.result.results if self.result is not None else []
+        return next((r for r in reversed(results) if r.message_id == call_id), None)
+
+
 class DecodedRun(BaseModel):
     """One run of a session workflow (one link of the continue-as-new chain)."""
 
@@ -66,10 +97,21 @@ class DecodedRun(BaseModel):
     llm_calls: list[LlmCall] = Field(default_factory=list)
     tool_runs: list[ToolRun] = Field(default_factory=list)
     repairs: list[RepairRun] = Field(default_factory=list)
-    results: list[RunResult] = Field(default_factory=list)
+    results: list[RunResult] = Field(
+        default_factory=list, description="What the Updates answered, in the order they did"
+    )
+    result_events: dict[str, int] = Field(
+        default_factory=dict,
+        description="message id -> the event of the first Update that gave its final result",
+    )
+    child_results: list[RunResult] = Field(
+        default_factory=list, description="A child session's own results, once it ended"
+    )
+    entries: list[TraceEntry] = Field(default_factory=list)
     sub_agent_workflow_ids: list[str] = Field(
         default_factory=list, description="The sub-agents this run started, as child workflows"
     )
+    sub_agents: list[SubAgentRun] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------- the trace
@@ -77,12 +119,16 @@ class DecodedRun(BaseModel):
 CallSource = Literal["history", "store", "unknown"]
 
 
-class CallArguments(BaseModel):
-    """A call's arguments as the model emitted them, read from the store."""
+class BoundedText(BaseModel):
+    """A text cut to a bound unless asked for whole."""
 
-    text: str = Field(description="The raw JSON text, cut when truncated")
+    text: str = Field(description="The text, cut when truncated")
     chars: int = Field(description="Length of the whole text")
     truncated: bool = False
+
+
+class CallArguments(BoundedText):
+    """A call's arguments as the model emitted them (raw JSON), read from the store."""
 
 
 class CallRow(BaseModel):
@@ -100,6 +146,16 @@ class CallRow(BaseModel):
     )
     sub_agent_session: str | None = Field(
         default=None, description="A sub-agent call: the child's session id (trace it too)"
+    )
+    sub_agent_status: SubAgentStatus | None = Field(
+        default=None, description="A sub-agent call: how the child's task stands"
+    )
+    sub_agent_error: CodedError | None = None
+    sub_agent_usage: Usage | None = Field(
+        default=None, description="A sub-agent call: the child's tokens, once it ended"
+    )
+    sub_agent_held: list[str] = Field(
+        default_factory=list, description="Calls the running child holds for a person"
     )
     repair: str | None = Field(
         default=None, description="The named recovery that re-issued the call above it"
@@ -152,6 +208,10 @@ class MessageRow(BaseModel):
     )
     error: CodedError | None = None
     session_turns: list[int] = Field(default_factory=list)
+    reply: BoundedText | None = Field(
+        default=None, description="The reply (the store's text when read, else the result's)"
+    )
+    usage: Usage | None = Field(default=None, description="From its result (sub-agents' too)")
 
 
 class RunInfo(BaseModel):
@@ -172,8 +232,13 @@ class Trace(BaseModel):
     user_messages: int
     message_results: list[RunResult] = Field(default_factory=list)
     by_message: list[MessageRow] = Field(default_factory=list)
+    entries: list[TraceEntry] = Field(
+        default_factory=list,
+        description="Decisions, budget changes, model switches, cancels and refusals, in order",
+    )
     store_read: bool = Field(default=True, description="False: history only (--no-store)")
-    usage: Usage = Usage()
+    usage: Usage = Field(default=Usage(), description="Every turn's tokens, sub-agents' included")
+    sub_agent_usage: Usage = Field(default=Usage(), description="The sub-agents' part of usage")
     ui_url: str | None = None
 
     @property

@@ -33,6 +33,7 @@ from durable_loop.core.providers.base import (
     error_body,
     tool_result_text,
 )
+from durable_loop.core.providers.call_ids import ANTHROPIC_IDS, wire_call_ids
 from durable_loop.core.providers.pairing import pair_tool_results
 
 API_VERSION = "2023-06-01"
@@ -113,7 +114,8 @@ def to_wire_messages(messages: list[Message]) -> tuple[str | None, list[JsonValu
     """Canonical messages -> (system text, alternating user/assistant turns)."""
     system_parts = [m.content for m in messages if m.role == "system" and m.content]
     turns: list[tuple[str, list[Block]]] = []
-    for message in pair_tool_results([m for m in messages if m.role != "system"]):
+    paired = pair_tool_results([m for m in messages if m.role != "system"])
+    for message in wire_call_ids(paired, ANTHROPIC_IDS):
         role = "assistant" if message.role == "assistant" else "user"
         blocks = _blocks(message)
         if not blocks:

@@ -35,6 +35,7 @@ from durable_loop.core.providers.base import (
     is_synthetic_id,
     tool_result_text,
 )
+from durable_loop.core.providers.call_ids import GEMINI_IDS, wire_call_ids
 from durable_loop.core.providers.pairing import pair_tool_results
 
 CONTINUE_TEXT = "(continuing the conversation)"
@@ -97,7 +98,8 @@ def to_wire_contents(messages: list[Message]) -> tuple[str | None, list[JsonValu
     """Canonical messages -> (system instruction text, user/model contents)."""
     system_parts = [m.content for m in messages if m.role == "system" and m.content]
     turns: list[tuple[str, list[Part]]] = []
-    for message in pair_tool_results([m for m in messages if m.role != "system"]):
+    paired = pair_tool_results([m for m in messages if m.role != "system"])
+    for message in wire_call_ids(paired, GEMINI_IDS):
         role = "model" if message.role == "assistant" else "user"
         parts = _parts(message)
         if not parts:

@@ -22,6 +22,7 @@ from durable_loop.core.providers.base import (
     loads_lenient,
     tool_result_text,
 )
+from durable_loop.core.providers.call_ids import OPENAI_IDS, wire_call_ids
 from durable_loop.core.providers.pairing import pair_tool_results
 
 
@@ -103,7 +104,8 @@ class OpenAICompatAdapter:
     def build_request(self, plan: PromptPlan, messages: list[Message]) -> ProviderRequest:
         body: dict[str, JsonValue] = dict(plan.llm_options)
         body["model"] = plan.model
-        body["messages"] = [message_to_wire(m) for m in pair_tool_results(messages)]
+        paired = wire_call_ids(pair_tool_results(messages), OPENAI_IDS)
+        body["messages"] = [message_to_wire(m) for m in paired]
         if plan.tools:
             body["tools"] = tool_to_wire(plan)
             if plan.tool_choice is not None:

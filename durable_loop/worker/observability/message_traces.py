@@ -4,9 +4,13 @@ Temporal's ``TracingInterceptor`` parents every workflow span on the context the
 was *started* with and only links an Update's context, so all messages of a session share
 the start's trace, and a session started without trace context (``durable-loop send``, the
 Web UI) makes every ``StartActivity`` span a root of its own. Here the ``send_message``
-Update's context is the parent of its ``HandleUpdate`` span, and every activity the loop
-starts while answering that message (and its ``durable_loop.turn`` spans) is created under
-that span. A message that arrives without context gets a new trace of its own.
+Update's context is the parent of its ``ValidateUpdate`` and ``HandleUpdate`` spans (as for
+every Update: :mod:`~durable_loop.worker.observability.update_traces`), and every activity
+and child session the loop starts while answering that message (and its
+``durable_loop.turn`` spans) is created under the ``HandleUpdate`` span. A message that
+arrives without context gets a new trace of its own. The zero-length
+``durable_loop.message`` span says how the message ended; a failed message's is an ERROR
+span.
 
 Like all workflow spans, these are made only when not replaying: a message resumed on
 another worker after a restart continues under the workflow's context.
@@ -14,13 +18,10 @@ another worker after a restart continues under the workflow's context.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
-import opentelemetry.context
-import temporalio.api.common.v1
-from opentelemetry.trace import SpanKind
+import opentelemetry.trace
 from temporalio import workflow
 from temporalio.contrib.opentelemetry import TracingInterceptor, TracingWorkflowInboundInterceptor
 from temporalio.worker import (
@@ -31,17 +32,39 @@ from temporalio.worker import (
 
 from durable_loop.core import names
 from durable_loop.core.contracts import RunResult
+from durable_loop.worker.observability.span_status import StatusMarkingTracer, error_attributes
+from durable_loop.worker.observability.update_traces import (
+    Carrier,
+    UpdateTracingInbound,
+    attached,
+    in_update_context,
+)
 
 MESSAGE_SPAN = "durable_loop.message"
-MESSAGE_SPAN_PREFIXES = ("StartActivity:", "durable_loop.")
+MESSAGE_SPAN_PREFIXES = (
+    "StartActivity:",
+    "StartChildWorkflow:",
+    "SignalChildWorkflow:",
+    "SignalExternalWorkflow:",
+    "durable_loop.",
+)
 """Workflow spans made while a message runs that belong to the message's trace."""
-
-Carrier = dict[str, str]
-Headers = Mapping[str, temporalio.api.common.v1.Payload]
 
 
 class SessionTracingInterceptor(TracingInterceptor):
-    """``TracingInterceptor`` whose workflow side traces each message on its own."""
+    """``TracingInterceptor`` whose workflow side traces each message and each Update on
+    its own, and whose workflow spans can be ERROR spans."""
+
+    def __init__(
+        self,
+        tracer: opentelemetry.trace.Tracer | None = None,
+        *,
+        always_create_workflow_spans: bool = False,
+    ) -> None:
+        inner = tracer or opentelemetry.trace.get_tracer(__name__)
+        super().__init__(
+            StatusMarkingTracer(inner), always_create_workflow_spans=always_create_workflow_spans
+        )
 
     def workflow_interceptor_class(
         self, input: WorkflowInterceptorClassInput
@@ -50,14 +73,7 @@ class SessionTracingInterceptor(TracingInterceptor):
         return MessageTracingInbound
 
 
-class _Outbound:
-    """Receives the headers ``_completed_span`` puts on an outbound call: the new span."""
-
-    def __init__(self) -> None:
-        self.headers: Headers = {}
-
-
-class MessageTracingInbound(TracingWorkflowInboundInterceptor):
+class MessageTracingInbound(UpdateTracingInbound):
     def __init__(self, next: WorkflowInboundInterceptor) -> None:
         super().__init__(next)
         self._messages: dict[str, Carrier] = {}
@@ -68,23 +84,25 @@ class MessageTracingInbound(TracingWorkflowInboundInterceptor):
         message = input.args[0] if input.args else None
         # the id the session workflow files the message under
         message_id = getattr(message, "message_id", None) or input.id
-        with self._top_level_workflow_context(success_is_complete=False):
-            owner = message_id not in self._messages
-            carrier = self._handle_span(input.headers)
-            if owner and carrier:
-                self._messages[message_id] = carrier
-            try:
+        owner = message_id not in self._messages
+        carrier = self._update_span(f"HandleUpdate:{input.update}", input)
+        if owner and carrier:
+            self._messages[message_id] = carrier
+        context = self._own(self._extract(carrier)) if carrier else self._update_context(input)
+        try:
+            with attached(context):  # the handler runs in a task of its own
                 result = await self.next.handle_update_handler(input)
-                if owner and carrier:
-                    self._message_ended(carrier, result)
-                return result
-            finally:
-                if owner:
-                    self._messages.pop(message_id, None)
+            if owner and carrier:
+                self._message_ended(carrier, result)
+            return result
+        finally:
+            if owner:
+                self._messages.pop(message_id, None)
 
     def _message_ended(self, carrier: Carrier, result: object) -> None:
         """A zero-length ``durable_loop.message`` span in the message's trace with how it
-        ended, also when the caller sent no context (and so has no span to mark)."""
+        ended, also when the caller sent no context (and so has no span to mark); a
+        failed message's is an ERROR span with the error's code."""
         if not isinstance(result, RunResult):
             return
         attributes: dict[str, str | int] = {
@@ -94,30 +112,17 @@ class MessageTracingInbound(TracingWorkflowInboundInterceptor):
         }
         if result.error is not None:
             attributes["durable_loop.error_code"] = result.error.code
+        if result.status == "failed":
+            attributes.update(error_attributes(result.error.code if result.error else "failed"))
         with self._in_message(carrier):
             super()._completed_span(MESSAGE_SPAN, additional_attributes=attributes)
 
-    def _handle_span(self, headers: Headers) -> Carrier | None:
-        """``HandleUpdate:send_message`` as a child of the caller's span (or a new root);
-        returns the context carrier the message's spans are made under."""
-        header = headers.get(self.header_key)
-        parent = (
-            self.text_map_propagator.extract(self.payload_converter.from_payloads([header])[0])
-            if header
-            else opentelemetry.context.Context()
-        )
-        out = _Outbound()
-        with _attached(self._set_on_context(parent)):
-            super()._completed_span(
-                f"HandleUpdate:{names.UPDATE_SEND_MESSAGE}",
-                add_to_outbound=out,
-                kind=SpanKind.SERVER,
-            )
-        made = out.headers.get(self.header_key)
-        return self.payload_converter.from_payloads([made])[0] if made else None
-
     def _completed_span(self, span_name: str, **kwargs: Any) -> None:
-        carrier = self._message_carrier() if span_name.startswith(MESSAGE_SPAN_PREFIXES) else None
+        carrier = (
+            self._message_carrier()
+            if span_name.startswith(MESSAGE_SPAN_PREFIXES) and not in_update_context()
+            else None
+        )
         if carrier is None:
             super()._completed_span(span_name, **kwargs)
             return
@@ -125,19 +130,9 @@ class MessageTracingInbound(TracingWorkflowInboundInterceptor):
             super()._completed_span(span_name, **kwargs)
 
     def _in_message(self, carrier: Carrier) -> AbstractContextManager[None]:
-        return _attached(self._set_on_context(self.text_map_propagator.extract(carrier)))
+        return attached(self._set_on_context(self._extract(carrier)))
 
     def _message_carrier(self) -> Carrier | None:
         # Read by name: the workflow class inside the sandbox is not the one importable here.
         message_id = getattr(workflow.instance(), "message_in_progress", None)
         return self._messages.get(message_id) if isinstance(message_id, str) else None
-
-
-@contextmanager
-def _attached(context: opentelemetry.context.Context) -> Iterator[None]:
-    """Attach for a block without an await in it (so the detach is in the same context)."""
-    token = opentelemetry.context.attach(context)
-    try:
-        yield
-    finally:
-        opentelemetry.context.detach(token)

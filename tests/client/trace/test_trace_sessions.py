@@ -159,8 +159,8 @@ async def test_trace_follows_continue_as_new(loop_worker, scripted_llm):
     console = Console(record=True, width=200)
     print_trace(trace, console)
     text = console.export_text()
-    header = next(line for line in text.splitlines() if "LLM ms" in line)
-    assert header.split("┃")[1:3] == [" session turn ", " run "]
+    last_run = len(trace.runs) - 1
+    assert f"turn {2 * messages} (run {last_run}) · {model}" in text
     assert f"turns: {2 * messages}" in text
     assert f"runs: #0 {trace.runs[0].run_id[:8]}" in text
     assert "add m11 ok" in text

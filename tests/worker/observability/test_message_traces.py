@@ -126,8 +126,10 @@ async def test_a_message_without_trace_context_still_gets_a_trace_of_its_own(
         await w.sessions.start(sid, settings_for(scripted_llm, model))
         await w.sessions.send(sid, "1+1?")
     spans = of_session(exporter.get_finished_spans(), sid)
+    (checked,) = [s for s in spans if s.name == "ValidateUpdate:send_message"]
     (handled,) = [s for s in spans if s.name == "HandleUpdate:send_message"]
-    assert handled.parent is None
+    assert checked.parent is None  # the root of the message's trace
+    assert handled.parent is not None and handled.parent.span_id == checked.context.span_id
     message_spans = [
         s
         for s in spans

@@ -1,0 +1,227 @@
+"""``durable-loop approve | reject SESSION ID``: a person decides on whatever ID names in
+the session, a tool call held for approval or a proposal.
+
+Both listings are read at once; the decision is bound to the fingerprint of what is
+pending right now (or to ``--fingerprint``, the one a UI showed) and sent as an Update, so
+a stale, unknown, expired or already decided decision is refused before it enters history.
+An ID the session never had gets NOT_PENDING and the list of what does wait; one already
+decided gets ALREADY_DECIDED and how it was decided.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from durable_loop.cli.commands.options import Address, ApiKey, Namespace
+
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+    from pydantic import JsonValue
+
+    from durable_loop.core.approval_models import ToolApprovalList, ToolCallDecided
+    from durable_loop.core.proposals import DecisionResult, ProposalList, Verdict
+
+Session = Annotated[str, typer.Argument(help="Session id (workflow id session-<ID>).")]
+Target = Annotated[
+    str, typer.Argument(help="A held tool call's id or a proposal's id, as `pending` lists it.")
+]
+Approver = Annotated[
+    str, typer.Option("--as", help="Who decides (recorded in the audit log).", show_default=False)
+]
+Comment = Annotated[
+    str | None, typer.Option("--comment", help="Optional note; the model reads it.")
+]
+Fingerprint = Annotated[
+    str | None,
+    typer.Option("--fingerprint", help="Bind to this fingerprint instead of the pending one."),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def approve(
+    session_id: Session,
+    target_id: Target,
+    approver: Approver,
+    comment: Comment = None,
+    arguments: Annotated[
+        str | None,
+        typer.Option(
+            "--args",
+            help="A tool call only: run it with these arguments instead (a JSON object, "
+            "checked against the tool's schema); the model reads which fields changed.",
+        ),
+    ] = None,
+    fingerprint: Fingerprint = None,
+    as_json: AsJson = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    api_key: ApiKey = None,
+) -> None:
+    """Approve TARGET_ID in session SESSION_ID: a held tool call runs (once), a proposal's
+    facts change is committed (once); the model is told."""
+    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    edited = parse_arguments(arguments)
+    decide(
+        session_id, target_id, "confirm", approver, comment, fingerprint, edited, as_json, temporal
+    )
+
+
+def reject(
+    session_id: Session,
+    target_id: Target,
+    approver: Approver,
+    comment: Comment = None,
+    fingerprint: Fingerprint = None,
+    as_json: AsJson = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    api_key: ApiKey = None,
+) -> None:
+    """Reject TARGET_ID in session SESSION_ID: a held tool call does not run (the model
+    reads TOOL_CALL_REJECTED), a proposal leaves the facts unchanged; the model reads the
+    comment."""
+    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    decide(session_id, target_id, "reject", approver, comment, fingerprint, None, as_json, temporal)
+
+
+def parse_arguments(text: str | None) -> dict[str, JsonValue] | None:
+    if text is None:
+        return None
+    import json
+
+    from durable_loop.cli.errors import CliError
+    from durable_loop.core.errors import ErrorCode
+
+    try:
+        edited = json.loads(text)
+    except ValueError as err:
+        raise CliError(ErrorCode.INVALID_JSON, f"--args is not JSON: {err}") from None
+    if not isinstance(edited, dict):
+        raise CliError(ErrorCode.INVALID_JSON, "--args must be a JSON object")
+    return edited
+
+
+def decide(
+    session_id: str,
+    target_id: str,
+    verdict: Verdict,
+    approver: str,
+    comment: str | None,
+    fingerprint: str | None,
+    arguments: dict[str, JsonValue] | None,
+    as_json: bool,
+    temporal: dict[str, object],
+) -> None:
+    import asyncio
+
+    from durable_loop.cli.commands.people_view import call_decided_line, proposal_decided_line
+    from durable_loop.core.proposals import DecisionResult
+
+    decided = asyncio.run(
+        _send(session_id, target_id, verdict, approver, comment, fingerprint, arguments, temporal)
+    )
+    if as_json:
+        typer.echo(decided.model_dump_json(indent=2))
+    elif not isinstance(decided, DecisionResult):
+        typer.echo(call_decided_line(decided))
+    else:
+        typer.echo(proposal_decided_line(decided))
+        if decided.error is not None:
+            typer.echo(f"  {decided.error.code}: {decided.error.message}", err=True)
+    if isinstance(decided, DecisionResult) and decided.status in {"conflict", "failed"}:
+        raise typer.Exit(1)
+
+
+async def _send(
+    session_id: str,
+    target_id: str,
+    verdict: Verdict,
+    approver: str,
+    comment: str | None,
+    fingerprint: str | None,
+    arguments: dict[str, JsonValue] | None,
+    temporal: dict[str, object],
+) -> ToolCallDecided | DecisionResult:
+    import asyncio
+
+    from durable_loop.cli.commands.session_rpc import known_error, temporal_client
+    from durable_loop.client.proposals import ProposalClient
+    from durable_loop.client.tool_approvals import ToolApprovalClient
+    from durable_loop.core.proposals import ProposalDecision
+
+    client = await temporal_client(temporal)
+    calls, proposals = ToolApprovalClient(client), ProposalClient(client)
+    try:
+        held, proposed = await asyncio.gather(
+            calls.listing(session_id), proposals.proposals(session_id)
+        )
+        # a decided id goes the same way: the client, or the workflow for a decision bound
+        # to --fingerprint, says how it was decided
+        call_ids = {c.call_id for c in held.pending} | {c.call_id for c in held.decided}
+        proposal_ids = {p.proposal_id for p in proposed.pending}
+        proposal_ids |= {p.proposal_id for p in proposed.decided}
+        if target_id in call_ids:
+            call = await calls.decision_for(
+                session_id,
+                target_id,
+                verdict,
+                approver,
+                comment=comment,
+                arguments=arguments,
+                fingerprint=fingerprint,
+                listing=held,
+            )
+            return await calls.decide(session_id, call)
+        if target_id in proposal_ids:
+            if arguments is not None:
+                _refuse_arguments(target_id)
+            if fingerprint is None and verdict == "confirm":
+                decision = await proposals.decision_for(
+                    session_id, target_id, verdict, approver, comment, listing=proposed
+                )
+            else:
+                decision = ProposalDecision(
+                    proposal_id=target_id,
+                    verdict=verdict,
+                    approver=approver,
+                    fingerprint=fingerprint,
+                    comment=comment,
+                )
+            return await proposals.decide(session_id, decision)
+    except Exception as err:
+        raise known_error(err, session_id) from None
+    raise not_pending(session_id, target_id, held, proposed)
+
+
+def _refuse_arguments(proposal_id: str) -> NoReturn:
+    from durable_loop.cli.errors import CliError
+    from durable_loop.core.errors import ErrorCode
+
+    raise CliError(
+        ErrorCode.INVALID_DECISION,
+        f"{proposal_id} is a proposal: --args edits a tool call's arguments only",
+    )
+
+
+def not_pending(
+    session_id: str, target_id: str, held: ToolApprovalList, proposed: ProposalList
+) -> Exception:
+    """NOT_PENDING, naming what does wait."""
+    from durable_loop.cli.errors import CliError
+    from durable_loop.core.errors import ErrorCode
+
+    waiting = [f"{c.call_id} (tool call {c.tool})" for c in held.pending]
+    waiting += [f"{p.proposal_id} (proposal)" for p in proposed.pending]
+    now = (
+        f"waiting now: {', '.join(waiting[:5])}{' and more' if len(waiting) > 5 else ''}"
+        if waiting
+        else "nothing waits for a person there"
+    )
+    return CliError(
+        ErrorCode.NOT_PENDING,
+        f"no tool call or proposal {target_id!r} waits in session {session_id}; {now} "
+        f"(`durable-loop pending {session_id}`)",
+    )
