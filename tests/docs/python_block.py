@@ -3,15 +3,23 @@
 The spec holds the block (``source``), what it is ``given`` (run first) and where it is
 (``where``, for tracebacks). Top-level ``await`` works as in an asyncio REPL; a block
 without one runs as a plain script (it may call ``asyncio.run`` itself).
+
+Once the block has run, the process exits without interpreter finalization, as the
+``durable-loop`` console script does: the Temporal client's Rust threads can crash a
+finalizing interpreter (SIGABRT or SIGSEGV, temporalio/sdk-python#300) after the example's
+work is done, and that crash is the SDK's, not the example's.
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
+import atexit
 import inspect
 import json
+import os
 import sys
+import traceback
 from pathlib import Path
 from types import CodeType
 
@@ -38,5 +46,19 @@ async def run_all(codes: list[CodeType], namespace: dict[str, object]) -> None:
             await result
 
 
+def exit_now(code: int) -> None:
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    try:
+        main(sys.argv[1])
+    except SystemExit as done:
+        exit_now(done.code if isinstance(done.code, int) else 1 if done.code else 0)
+    except BaseException:
+        traceback.print_exc()
+        exit_now(1)
+    exit_now(0)

@@ -6,14 +6,25 @@ from __future__ import annotations
 import socket
 import time
 
+import pytest_asyncio
+
 from durable_loop.core.circuit import CircuitBreakerSettings
 from durable_loop.core.config import RuntimeConfig, SessionSettings
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of
+from durable_loop.testing.pytest_plugin import running_test_environment
 from tests.conftest import settings_for, unique
 from tests.workflows.test_fallback import endpoint, llm_summaries
 from tests.workflows.toolkit import ToolLog, recording_tools
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def temporal_env():
+    """A server of this module's own: skipping ten simulated minutes must not wait on
+    another module's leftover workflow task (no worker polls it, so it locks time skipping)."""
+    async with running_test_environment() as env:
+        yield env
 
 
 def cool_down_s(env) -> float:
