@@ -1,12 +1,15 @@
-"""Executing one tool call: parse, validate, run with a timeout, bound the output.
+"""Executing one tool call: parse, validate, coerce to the schema's types, run with a
+timeout, bound the output.
 
 Every outcome is an :class:`Envelope`. An unexpected exception is re-raised while Temporal
 still has attempts left (so the retry policy applies) and becomes TOOL_ERROR on the last.
 
-A cancelled call (its activity cancelled) cancels an async tool at once. A sync tool's
-thread cannot be interrupted: once its body has started, a cancel waits for it to end (up
-to the tool's own timeout), and its result is returned (the activity stores it, marked as
-after the cancel), so the record and the model get what actually happened.
+A cancelled call (its activity cancelled) cancels an async tool at once, unless a person
+approved the call (``outlast_cancel``): a started side effect someone allowed is never
+abandoned halfway. A sync tool's thread cannot be interrupted at all. In both cases a
+cancel waits for the body to end (up to the tool's own timeout), and its result is returned
+(the activity stores it, marked as after the cancel), so the record and the model get what
+actually happened.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from durable_loop.core.canonical_json import (
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.registry import RegisteredTool, ToolContext, ToolFailure
+from durable_loop.core.schema_coercion import coerce_to_schema
 
 MAX_VALIDATION_ERRORS = 5
 TOOL_THREADS = ThreadPoolExecutor(max_workers=128, thread_name_prefix="durable-loop-tool")
@@ -106,6 +110,7 @@ async def dispatch(
     max_output_bytes: int,
     last_attempt: bool,
     ignore_implicit: bool = False,
+    outlast_cancel: bool = False,
 ) -> Dispatched:
     """Run one call: the envelope, the output size and whether the tool ran."""
     if tool is None:
@@ -120,7 +125,12 @@ async def dispatch(
     invalid = validate_arguments(tool, parsed)
     if invalid is not None:
         return Dispatched(invalid, 0, False)
-    envelope, size = await _run(tool, name, parsed, ctx, timeout_s, max_output_bytes, last_attempt)
+    coerced = coerce_to_schema(tool.spec.parameters, parsed)
+    parsed = coerced if isinstance(coerced, dict) else parsed
+    interruptible = tool.is_async and not outlast_cancel
+    envelope, size = await _run(
+        tool, name, parsed, ctx, timeout_s, max_output_bytes, last_attempt, interruptible
+    )
     if ignored:
         note = f"{', '.join(ignored)}: filled in by the runtime; the value you passed was ignored"
         envelope = with_warning(envelope, note)
@@ -139,12 +149,13 @@ async def _run(
     timeout_s: float,
     max_output_bytes: int,
     last_attempt: bool,
+    interruptible: bool,
 ) -> tuple[Envelope, int]:
     call = asyncio.ensure_future(
         asyncio.wait_for(tool.call(parsed, ctx, TOOL_THREADS), timeout=timeout_s)
     )
     try:
-        result = await _outlasting_cancel(call, interruptible=tool.is_async)
+        result = await _outlasting_cancel(call, interruptible=interruptible)
     except TimeoutError:
         return Envelope.failure(ErrorCode.TOOL_TIMEOUT, f"{name} took longer than {timeout_s}s"), 0
     except ToolFailure as failure:

@@ -42,8 +42,24 @@ def arguments_of(inp: ToolRunInput, stored: str) -> str:
     return stored if inp.arguments is None else canonical_dumps(inp.arguments)
 
 
-def edited_warning(fields: list[str]) -> str:
-    return f"a person changed these arguments before the call ran: {', '.join(fields)}"
+def approval_note(inp: ToolRunInput) -> str | None:
+    """What the model reads about a person's approval: the values it ran with where they
+    changed the model's arguments (its own call in the transcript still shows the old
+    ones), and their comment."""
+    who = f"a person ({inp.approved_by})" if inp.approved_by else "a person"
+    notes: list[str] = []
+    if inp.edited_fields:
+        ran = inp.arguments or {}
+        changed = {k: ran[k] for k in inp.edited_fields if k in ran}
+        removed = [k for k in inp.edited_fields if k not in ran]
+        text = f"{who} changed the arguments before the call ran; it ran with "
+        text += f"{canonical_dumps(changed)} in place of your values"
+        if removed:
+            text += f" and without {', '.join(removed)}"
+        notes.append(text)
+    if inp.approval_comment:
+        notes.append(f'{who} approved this call with a comment: "{inp.approval_comment}"')
+    return "; ".join(notes) or None
 
 
 class ToolActivities:
@@ -93,11 +109,13 @@ class ToolActivities:
                 max_output_bytes=inp.max_output_bytes,
                 last_attempt=inp.max_attempts != 0 and info.attempt >= inp.max_attempts,
                 ignore_implicit=inp.ignore_implicit_args,
+                outlast_cancel=inp.approved_by is not None,
             )
         duration_us = int((time.monotonic() - started) * 1_000_000)
         envelope = done.envelope
-        if inp.edited_fields:
-            envelope = with_warning(envelope, edited_warning(inp.edited_fields))
+        note = approval_note(inp)
+        if note:
+            envelope = with_warning(envelope, note)
         late = cancel_requested()
         if late:
             envelope = with_warning(envelope, AFTER_CANCEL_WARNING)

@@ -51,7 +51,7 @@ class ProposalClient:
         raise ProposalNotPending(ErrorCode.UNKNOWN_PROPOSAL, f"no pending proposal {proposal_id!r}")
 
     async def decide(self, session_id: str, decision: ProposalDecision) -> DecisionResult:
-        """Update: refused by the workflow's validator unless the decision is valid.
+        """Update: a decision the workflow refuses fails with its code (and is audited).
         ``approve`` is sent as the stored verdict ``confirm``."""
         return await self.handle(session_id).execute_update(
             UPDATE_DECIDE, _stored(decision), result_type=DecisionResult

@@ -10,6 +10,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from durable_loop.core import names
 from durable_loop.core.approval_models import (
+    MAX_DECISION_BYTES,
     QUERY_TOOL_APPROVALS,
     SIGNAL_TOOL_CALL_DECISION,
     UPDATE_DECIDE_TOOL_CALL,
@@ -20,6 +21,7 @@ from durable_loop.core.approval_models import (
     ToolCallDecided,
     ToolCallDecision,
 )
+from durable_loop.core.canonical_json import utf8_len
 from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.core.proposals import Verdict, decided_word, stored_verdict
 
@@ -62,15 +64,15 @@ class ToolApprovalClient:
         )
 
     async def decide(self, session_id: str, decision: ToolCallDecision) -> ToolCallDecided:
-        """Update: refused by the workflow's validator unless the decision is valid.
+        """Update: a decision the workflow refuses fails with its code (and is audited).
         ``approve`` is sent as the stored verdict ``confirm``."""
         return await self.handle(session_id).execute_update(
-            UPDATE_DECIDE_TOOL_CALL, _stored(decision), result_type=ToolCallDecided
+            UPDATE_DECIDE_TOOL_CALL, _sendable(decision), result_type=ToolCallDecided
         )
 
     async def signal(self, session_id: str, decision: ToolCallDecision) -> None:
         """Signal: fire and forget; a refused decision shows in the listing's ``refused``."""
-        await self.handle(session_id).signal(SIGNAL_TOOL_CALL_DECISION, _stored(decision))
+        await self.handle(session_id).signal(SIGNAL_TOOL_CALL_DECISION, _sendable(decision))
 
     async def decision_for(
         self,
@@ -109,6 +111,20 @@ class ToolApprovalClient:
             MessageResultRequest(message_id=message_id),
             result_type=RunResult,
         )
+
+
+def _sendable(decision: ToolCallDecision) -> ToolCallDecision:
+    """The decision as the workflow takes it; one too large for any session is refused
+    here (``ARGUMENTS_TOO_LARGE``), before Temporal refuses its payload without a code."""
+    size = utf8_len(decision.model_dump_json())
+    if size > MAX_DECISION_BYTES:
+        raise DurableLoopError(
+            ErrorCode.ARGUMENTS_TOO_LARGE,
+            f"the decision on {decision.call_id} is {size} bytes; the limit is "
+            f"{MAX_DECISION_BYTES} (a session takes edited arguments up to its "
+            "max_tool_args_bytes, 200 000 by default)",
+        )
+    return _stored(decision)
 
 
 def _stored(decision: ToolCallDecision) -> ToolCallDecision:

@@ -139,6 +139,10 @@ class ToolRunInput(BaseModel):
         default=None, description="Arguments a person edited: used instead of the stored ones"
     )
     edited_fields: list[str] = Field(default_factory=list)
+    approved_by: str | None = Field(default=None, description="Who approved this held call")
+    approval_comment: str | None = Field(
+        default=None, description="Their comment: the model reads it with the result"
+    )
 
 
 class ToolRunOutput(BaseModel):

@@ -22,6 +22,10 @@ PATCH_TOOL_APPROVALS = "tool-approvals"
 """Patch id of the commands only a held call issues (reading its arguments, the audit)."""
 
 ToolCallStatus = Literal["confirmed", "rejected", "expired"]
+MAX_DECISION_BYTES = 1_000_000
+"""A decision (edited arguments, comment) larger than this is refused before it is sent:
+Temporal refuses payloads over its 2 MB blob limit with a bare gRPC RESOURCE_EXHAUSTED, and
+no session takes edited arguments this large by default (``max_tool_args_bytes`` 200 000)."""
 
 
 class PendingToolCall(BaseModel):
@@ -30,7 +34,11 @@ class PendingToolCall(BaseModel):
     call_id: str
     tool: str
     arguments: dict[str, JsonValue] = Field(description="As stored with the assistant message")
-    fingerprint: str = Field(description="sha256 of the tool name and canonical arguments")
+    fingerprint: str = Field(
+        description="What a decision names: sha256 of the tool, the canonical arguments and "
+        "where the call is held (session, message, call id, result seq), so a decision "
+        "approves this hold and no other"
+    )
     args_sha256: str = ""
     session_id: str
     message_id: str

@@ -61,6 +61,7 @@ __all__ = [
     "edit_problem",
     "edited_fields",
     "gated_by_name",
+    "hold_fingerprint",
     "needs_approval",
     "schema_problems",
     "tool_call_fingerprint",
@@ -131,6 +132,15 @@ def schema_problems(schema: dict[str, JsonValue], value: JsonValue) -> list[str]
 def tool_call_fingerprint(tool: str, arguments: dict[str, JsonValue]) -> str:
     """sha256 of the tool name and the canonical arguments: what a person approves."""
     return sha256_hex(f"{tool}\n{canonical_dumps(arguments)}")
+
+
+def hold_fingerprint(held: PendingToolCall, arguments_fingerprint: str) -> str:
+    """What a decision must name under the ``decision-rules`` patch: the call's tool and
+    arguments (``arguments_fingerprint``) held at one place (session, message, call id,
+    result seq). A decision re-sent later cannot approve another hold of the same call id
+    and arguments: that hold has another fingerprint."""
+    place = f"{held.session_id}\n{held.message_id}\n{held.call_id}\n{held.result_seq}"
+    return sha256_hex(f"{place}\n{arguments_fingerprint}")
 
 
 def edited_fields(before: dict[str, JsonValue], after: dict[str, JsonValue]) -> list[str]:

@@ -79,7 +79,8 @@ def _doc_summary(fn: ToolFunction) -> str:
 
 
 def schema_from_function(fn: ToolFunction) -> dict[str, JsonValue]:
-    """JSON schema of a function's parameters (excluding ``ctx``), via pydantic."""
+    """JSON schema of a function's parameters (excluding ``ctx``), via pydantic. It allows no
+    other properties: a call naming one would reach the function as an unexpected keyword."""
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     for name, param in inspect.signature(fn).parameters.items():
@@ -90,7 +91,7 @@ def schema_from_function(fn: ToolFunction) -> dict[str, JsonValue]:
         annotation = hints.get(name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[name] = (annotation, default)
-    model = create_model(f"{fn.__name__}_args", **fields)
+    model = create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
     schema: dict[str, JsonValue] = model.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():  # type: ignore[union-attr]

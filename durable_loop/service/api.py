@@ -262,7 +262,7 @@ async def decide(
 ) -> DecisionResult:
     """Confirm or reject a proposal; the token's identity is recorded as the approver.
     Unknown, expired, already decided or stale (fingerprint) decisions are refused by the
-    workflow's validator before they enter history."""
+    workflow with a code, and each refusal is audited."""
     deps.directory.remember(session_id)
     require_fingerprint(body.fingerprint, deps, "proposal", "proposals")
     if body.verdict == "confirm":
@@ -314,7 +314,7 @@ async def decide_tool_call(
     """Confirm (optionally with edited ``arguments``) or reject a held tool call, bound to
     the ``fingerprint`` the approver saw; the token's identity is the approver. Refusals
     (unknown call, expired, already decided, fingerprint mismatch, arguments that break the
-    tool's schema or size limit) come from the workflow's validator and leave no trace.
+    tool's schema or size limit) come from the workflow, which audits each of them.
     Without ``fingerprint``: 428 FINGERPRINT_REQUIRED, as for proposals (a service with
     ``--allow-unbound-decisions`` binds the decision to the call pending now)."""
     deps.directory.remember(session_id)

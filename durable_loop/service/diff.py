@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import json
 from typing import Literal
 
 import jsonpatch
 import jsonpointer
 from pydantic import BaseModel, JsonValue
+
+from durable_loop.core.visible_text import visible_json
 
 LineKind = Literal["context", "added", "removed", "hunk"]
 
@@ -27,7 +28,9 @@ class FactsDiff(BaseModel):
 
 
 def _pretty(document: JsonValue) -> list[str]:
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    """Lines of the document as a person reads them: hidden characters escaped (so a raw
+    U+2028 inside a value cannot split a line either)."""
+    return visible_json(document, indent=2, sort_keys=True).split("\n")
 
 
 def facts_diff(facts: dict[str, JsonValue], changes: list[dict[str, JsonValue]]) -> FactsDiff:

@@ -3,6 +3,13 @@ current facts, and held tool calls with their pretty-printed arguments, each wit
 approve/reject and a comment. Arguments a person edits are shown as a diff against the
 model's before the edited call is approved. Server-rendered, no JavaScript.
 
+What a session or a person supplied (arguments, comments, approver names, tool names, ids)
+is shown through the ``visible`` and ``visible_json`` filters
+(:mod:`durable_loop.core.visible_text`): control, bidi and other invisible characters show
+as ``\\n`` / ``\\u202e`` escapes, so no value can fake a line or reorder a field on the page;
+Jinja's autoescaping stays on for the HTML. The editable arguments are that same escaped
+JSON, which parses back to the model's arguments unchanged.
+
 The token is entered once and kept in an HttpOnly, SameSite=Strict cookie, so a form on
 another site cannot post a decision; its identity is recorded as the approver.
 """
@@ -28,6 +35,7 @@ from durable_loop.client.workspace_decisions import decision_lines
 from durable_loop.core.approvals import ToolCallDecided, ToolCallDecision
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import DecisionResult, VerdictInput, decided_word
+from durable_loop.core.visible_text import visible, visible_json
 from durable_loop.service.auth import COOKIE, page_identity
 from durable_loop.service.deps import ServiceDeps, deps_of
 from durable_loop.service.diff import json_diff
@@ -37,6 +45,15 @@ router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 templates.env.globals["decided_word"] = decided_word
 PAGE = "/ui/approvals"
+
+
+def _visible(value: object) -> str:
+    """The ``visible`` filter: any value as text a person can trust (None: empty)."""
+    return "" if value is None else visible(str(value))
+
+
+templates.env.filters["visible"] = _visible
+templates.env.filters["visible_json"] = visible_json
 
 
 def _back(**params: str) -> RedirectResponse:
@@ -187,7 +204,7 @@ async def decide_tool_call(
                 "session_id": session_id,
                 "call": pending,
                 "diff": json_diff(pending.arguments, edited),
-                "arguments": json.dumps(edited, ensure_ascii=False),
+                "arguments": visible_json(edited),
                 "comment": note or "",
             }
             return templates.TemplateResponse(request, "tool_call_edit.html", context)

@@ -36,17 +36,21 @@ with workflow.unsafe.imports_passed_through():
         edit_problem,
         edited_fields,
         gated_by_name,
+        hold_fingerprint,
         needs_approval,
     )
     from durable_loop.core.config import SessionSettings
+    from durable_loop.core.decider_rules import refused_comment
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.guards import CallDecision
     from durable_loop.core.proposals import AuditOp, DecisionAudit
+    from durable_loop.core.schema_coercion import coerce_to_schema
     from durable_loop.core.tools import ToolSpec
 
 from durable_loop.workflows.activity_calls import run_local_activity
 from durable_loop.workflows.proposals import (
     DECIDED_KEPT,
+    DECISION_RULES_PATCH,
     EXPIRY_ACTOR,
     REFUSED_KEPT,
     check_decider,
@@ -94,12 +98,17 @@ class ApprovalBook:
         evicted (``keep-held-decisions`` patch). The session fills it from its parked
         message after a continue-as-new."""
         self.keeps_held = False
+        self.strict = False
+        """The ``decision-rules`` patch (set per run by :meth:`start`): decisions bound to
+        the hold, the deadline in event order, checked names, coerced edits, audited
+        refused Updates."""
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Arm the expiry timers of calls carried over from the previous run."""
         self.keeps_held = workflow.patched(KEEP_PATCH)
+        self.strict = workflow.patched(DECISION_RULES_PATCH)
         for call_id in self.pending:
             self._arm(call_id)
 
@@ -157,6 +166,8 @@ class ApprovalBook:
                 created_at=now,
                 expires_at=now + timedelta(seconds=self.settings.ttl_s),
             )
+            if self.strict:
+                pending.fingerprint = hold_fingerprint(pending, stored.fingerprint)
             self.decided.pop(call.id, None)  # a call id the model used before
             self.pending[call.id] = pending
             self.unread.add(call.id)
@@ -207,13 +218,15 @@ class ApprovalBook:
         if pending is None:
             done = self.decided.get(call_id)
             if done is not None:
-                raise refuse(ErrorCode.ALREADY_DECIDED, f"tool call {call_id} is {done.status}")
+                expired = done.status == "expired"
+                code = ErrorCode.EXPIRED if expired else ErrorCode.ALREADY_DECIDED
+                raise refuse(code, f"tool call {call_id} is {done.status}")
             raise refuse(
                 ErrorCode.UNKNOWN_TOOL_CALL, f"no tool call {call_id!r} waits for approval"
             )
-        if workflow.now() >= pending.expires_at:
+        if not self.strict and workflow.now() >= pending.expires_at:
             raise refuse(ErrorCode.EXPIRED, f"tool call {call_id} expired at {pending.expires_at}")
-        check_decider(decision.verdict, decision.approver, decision.comment)
+        check_decider(decision.verdict, decision.approver, decision.comment, strict=self.strict)
         if decision.fingerprint != pending.fingerprint:
             raise refuse(
                 ErrorCode.FINGERPRINT_MISMATCH,
@@ -232,6 +245,16 @@ class ApprovalBook:
         if problem is not None:
             raise refuse(ErrorCode(problem.code), problem.message)
 
+    def edited(
+        self, pending: PendingToolCall, decision: ToolCallDecision
+    ) -> dict[str, JsonValue] | None:
+        """The arguments the call runs with after ``decision``: its edit, in the tool's types."""
+        spec = self.specs.get(pending.tool)
+        if decision.arguments is None or not self.strict or spec is None:
+            return decision.arguments
+        coerced = coerce_to_schema(spec.parameters, decision.arguments)
+        return coerced if isinstance(coerced, dict) else decision.arguments
+
     async def decide(self, decision: ToolCallDecision) -> ToolCallDecided:
         pending = self.pending.get(decision.call_id)
         if pending is None:
@@ -243,23 +266,27 @@ class ApprovalBook:
                 )
             return done
         status: ToolCallStatus = "confirmed" if decision.verdict == "confirm" else "rejected"
+        arguments = self.edited(pending, decision)
         return await self._settle(
-            pending, status, decision.approver.strip(), decision.comment, decision.arguments
+            pending, status, decision.approver.strip(), decision.comment, arguments
         )
 
     async def record_refusal(self, decision: ToolCallDecision, err: ApplicationError) -> None:
-        """A refused Signal: visible in the Query and the audit log."""
+        """A refused Signal (or, under ``decision-rules``, Update): visible in the Query and
+        the audit log."""
         refused = refused_decision(decision.call_id, decision.approver, err)
         self.refused.append(refused)
         del self.refused[:-REFUSED_KEPT]
         pending = self.pending.get(decision.call_id)
+        done = self.decided.get(decision.call_id)
+        tool = pending.tool if pending else done.tool if done and self.strict else ""
         await self._audit(
             "refused",
             refused.approver,
             call_id=decision.call_id,
-            tool=pending.tool if pending else "",
+            tool=tool,
             turn=pending.turn if pending else None,
-            comment=(decision.comment or "").replace("\x00", "") or None,
+            comment=refused_comment(decision.comment),
             value={"code": refused.error.code, "message": refused.error.message},
             key=f"tool-refused:{refusal_scope()}:{workflow.uuid4()}",
         )
@@ -402,15 +429,23 @@ class ApprovalHandlers:
 
     @workflow.update(name=UPDATE_DECIDE_TOOL_CALL)
     async def decide_tool_call(self, decision: ToolCallDecision) -> ToolCallDecided:
+        """Under the ``decision-rules`` patch the handler, not the validator, refuses a
+        decision on this session's own calls, so the refusal is audited like a Signal's."""
         child = self._sub_agent_of(decision)
         if child is not None:
             return await self._children.decide(child, decision)
+        if self._approvals.strict:
+            try:
+                self._approvals.check(decision)
+            except ApplicationError as err:
+                await self._approvals.record_refusal(decision, err)
+                raise
         return await self._approvals.decide(decision)
 
     @decide_tool_call.validator
     def _validate_tool_call_decision(self, decision: ToolCallDecision) -> None:
         child = self._sub_agent_of(decision)
         if child is not None:
-            self._children.check(child, decision)
-        else:
+            self._children.check(child, decision, strict=self._approvals.strict)
+        elif not self._approvals.strict:
             self._approvals.check(decision)

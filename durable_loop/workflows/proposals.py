@@ -4,7 +4,8 @@
 timer per proposal, validates decisions (unknown, already decided, expired, fingerprint
 mismatch) and settles them through idempotent activities. Outcomes become notes the model
 reads before its next LLM call. :class:`ProposalHandlers` exposes it as a Query, a Signal
-and an Update (whose validator refuses bad decisions before they enter history).
+and an Update; under the ``decision-rules`` patch a refused decision is audited whichever
+channel it came by (before it, the Update's validator refused it without a trace).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
         RECORD_DECISION_REF,
     )
     from durable_loop.core.config import WorkspaceSettings
+    from durable_loop.core.decider_rules import approver_problem, comment_problem, refused_comment
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.proposals import (
         QUERY_PROPOSALS,
@@ -42,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
         SettleVerdict,
         settled_phrase,
     )
+    from durable_loop.core.visible_text import visible
 
 from durable_loop.workflows.activity_calls import run_activity
 from durable_loop.workflows.refusals import refusal_scope, refuse
@@ -49,6 +52,9 @@ from durable_loop.workflows.refusals import refusal_scope, refuse
 DECIDED_KEPT = 64
 REFUSED_KEPT = 32
 EXPIRY_ACTOR = "system:expiry"
+DECISION_RULES_PATCH = "decision-rules"
+"""Patch id: decisions bound to the hold they were shown (tool calls), checked names and
+comment sizes, and a deadline that is the expiry timer in event order, not the clock."""
 PATCH_REFUSALS_AUDITED = "proposal-refusals-audited"
 """Patch id: a refused proposal Signal writes an audit row (before: a worker log line)."""
 AUDIT_RETRY = RetryPolicy(
@@ -84,13 +90,20 @@ def outcome_note(proposal: PendingProposal, result: DecisionResult) -> str:
     return text
 
 
-def check_decider(verdict: str, approver: str, comment: str | None) -> None:
-    """The checks every decision passes, whatever it decides on (raises :func:`refuse`)."""
+def check_decider(verdict: str, approver: str, comment: str | None, *, strict: bool) -> None:
+    """The checks every decision passes, whatever it decides on (raises :func:`refuse`).
+    ``strict`` (the ``decision-rules`` patch): printable, bounded approver names and
+    bounded comments (:mod:`durable_loop.core.decider_rules`)."""
     if verdict not in VERDICTS:
         raise refuse(
             ErrorCode.INVALID_DECISION,
             f"verdict must be one of {', '.join(VERDICTS)}; the decision says {verdict!r}",
         )
+    if strict:
+        problem = approver_problem(approver) or comment_problem(comment)
+        if problem is not None:
+            raise refuse(ErrorCode.INVALID_DECISION, problem)
+        return
     if not approver.strip():
         raise refuse(ErrorCode.INVALID_DECISION, "the approver's identity is required")
     if "\x00" in approver + (comment or ""):
@@ -98,9 +111,11 @@ def check_decider(verdict: str, approver: str, comment: str | None) -> None:
 
 
 def refused_decision(decided_on: str, approver: str, err: ApplicationError) -> RefusedDecision:
+    """The refusal as listed and audited: the name as sent, with every hidden character
+    escaped (``ali\\u0000ce``, never a forged ``alice``)."""
     return RefusedDecision(
         id=decided_on,
-        approver=approver.replace("\x00", "").strip() or "(none)",
+        approver=visible(approver).strip() or "(none)",
         error=CodedError(code=err.type or ErrorCode.INVALID_DECISION, message=err.message),
         refused_at=workflow.now(),
     )
@@ -127,11 +142,14 @@ class ProposalBook:
         self.notes = list(state.notes)
         self.refused = list(state.refused)
         self._timers: dict[str, asyncio.Task[None]] = {}
+        self.strict = False
+        """The ``decision-rules`` patch, set once per run by :meth:`start`."""
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Arm the expiry timers of proposals carried over from the previous run."""
+        self.strict = workflow.patched(DECISION_RULES_PATCH)
         for proposal_id in self.pending:
             self._arm(proposal_id)
 
@@ -181,23 +199,24 @@ class ProposalBook:
         """Raise a coded refusal (:func:`refuse`) for a decision that must not be applied."""
         proposal_id = decision.proposal_id
         if decision.verdict not in VERDICTS:
-            check_decider(decision.verdict, decision.approver, decision.comment)
+            check_decider(decision.verdict, decision.approver, decision.comment, strict=self.strict)
         proposal = self.pending.get(proposal_id)
         if proposal is None:
             done = self.decided.get(proposal_id)
             if done is not None:
+                expired = done.status == "expired"
                 raise refuse(
-                    ErrorCode.ALREADY_DECIDED,
+                    ErrorCode.EXPIRED if expired else ErrorCode.ALREADY_DECIDED,
                     f"proposal {proposal_id} {settled_phrase(done.status)}",
                 )
             raise refuse(ErrorCode.UNKNOWN_PROPOSAL, f"no pending proposal {proposal_id!r}")
         if proposal.deciding:
             raise refuse(ErrorCode.ALREADY_DECIDED, f"proposal {proposal_id} is being settled")
-        if workflow.now() >= proposal.expires_at:
+        if not self.strict and workflow.now() >= proposal.expires_at:
             raise refuse(
                 ErrorCode.EXPIRED, f"proposal {proposal_id} expired at {proposal.expires_at}"
             )
-        check_decider(decision.verdict, decision.approver, decision.comment)
+        check_decider(decision.verdict, decision.approver, decision.comment, strict=self.strict)
         bound = decision.verdict == "confirm" or decision.fingerprint is not None
         if bound and decision.fingerprint != proposal.fingerprint:
             raise refuse(
@@ -239,7 +258,7 @@ class ProposalBook:
                 actor=refused.approver,
                 turn=pending.turn if pending else None,
                 proposal_id=decision.proposal_id,
-                comment=(decision.comment or "").replace("\x00", "") or None,
+                comment=refused_comment(decision.comment),
                 value={"code": refused.error.code, "message": refused.error.message},
                 key=f"proposal-refused:{refusal_scope()}:{workflow.uuid4()}",
             )
@@ -324,8 +343,17 @@ class ProposalHandlers:
 
     @workflow.update(name=UPDATE_DECIDE)
     async def decide_proposal(self, decision: ProposalDecision) -> DecisionResult:
+        """Under the ``decision-rules`` patch the handler, not the validator, refuses a
+        decision, so the refusal is audited like a Signal's."""
+        if self._proposals.strict:
+            try:
+                self._proposals.check(decision)
+            except ApplicationError as err:
+                await self._proposals.record_refusal(decision, err)
+                raise
         return await self._proposals.decide(decision)
 
     @decide_proposal.validator
     def _validate_decision(self, decision: ProposalDecision) -> None:
-        self._proposals.check(decision)
+        if not self._proposals.strict:
+            self._proposals.check(decision)

@@ -99,15 +99,16 @@ class SubAgentChildren:
                     return child
         return None
 
-    def check(self, child: str, decision: ToolCallDecision) -> None:
+    def check(self, child: str, decision: ToolCallDecision, *, strict: bool) -> None:
         """The parent's side of the child's checks, so an Update is refused before it is
-        accepted; the child checks again when the Signal arrives."""
+        accepted; the child checks again when the Signal arrives. Under ``strict`` (the
+        ``decision-rules`` patch) the child's expiry timer, not this clock, is the deadline."""
         pending = self._pending(child, decision)
-        if workflow.now() >= pending.expires_at:
+        if not strict and workflow.now() >= pending.expires_at:
             raise refuse(
                 ErrorCode.EXPIRED, f"tool call {pending.call_id} expired at {pending.expires_at}"
             )
-        check_decider(decision.verdict, decision.approver, decision.comment)
+        check_decider(decision.verdict, decision.approver, decision.comment, strict=strict)
         if decision.fingerprint != pending.fingerprint:
             raise refuse(
                 ErrorCode.FINGERPRINT_MISMATCH,

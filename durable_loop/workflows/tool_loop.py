@@ -418,6 +418,8 @@ class MessageLoop:
             ignore_implicit_args=self.config.ignore_implicit_arguments,
             arguments=approved.arguments if approved else None,
             edited_fields=approved.edited_fields if approved else [],
+            approved_by=approved.decided_by if approved else None,
+            approval_comment=approved.comment if approved else None,
         )
         run = run_tool_activity(
             spec, inp, timeout_s=timeout_s, retry=retry_policy(retry), config=self.config

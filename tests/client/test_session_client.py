@@ -7,6 +7,7 @@ import pytest_asyncio
 from temporalio.client import WorkflowUpdateFailedError
 
 from durable_loop.testing import reply
+from durable_loop.testing.pytest_plugin import running_test_environment
 from durable_loop.tools.workspace import workspace_tools
 from durable_loop.workflows import visibility
 from tests.client.kit import (
@@ -17,6 +18,14 @@ from tests.client.kit import (
 from tests.conftest import settings_for, unique
 from tests.workflows.approval_kit import Payments, approval_settings
 from tests.workflows.proposal_kit import day, eventually
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def temporal_env():
+    """A server of this module's own: skipping simulated days must not wait on another
+    module's leftover workflow task (no worker polls it, so it locks time skipping)."""
+    async with running_test_environment() as env:
+        yield env
 
 
 @pytest_asyncio.fixture

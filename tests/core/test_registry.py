@@ -44,7 +44,11 @@ def test_function_without_parameters_gets_an_empty_object_schema():
     def ping() -> str:
         return "pong"
 
-    assert schema_from_function(ping) == {"properties": {}, "type": "object"}
+    assert schema_from_function(ping) == {
+        "properties": {},
+        "type": "object",
+        "additionalProperties": False,
+    }
 
 
 def test_register_uses_the_docstring_summary_and_detects_context():

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest_asyncio
+
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.service.auth import COOKIE
 from durable_loop.store.stream import StreamStore
 from durable_loop.store.workspace import ChangeSource
 from durable_loop.testing import reply, reply_stream
+from durable_loop.testing.pytest_plugin import running_test_environment
 from durable_loop.tools.workspace import workspace_tools
 from tests.client.kit import FACTS, session_with_proposal
 from tests.conftest import settings_for, unique
@@ -16,6 +19,14 @@ from tests.service.conftest import ALICE, BOB
 from tests.workflows.proposal_kit import day
 from tests.workflows.test_smoke import calculator
 from tests.workflows.toolkit import ToolLog, recording_tools
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def temporal_env():
+    """A server of this module's own: skipping simulated days must not wait on another
+    module's leftover workflow task (no worker polls it, so it locks time skipping)."""
+    async with running_test_environment() as env:
+        yield env
 
 
 def code_of(response) -> str:

@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.sub_agents import SubAgentApprovals
     from durable_loop.core.tools import ToolCatalog
 
+from durable_loop.workflows.approvals import ApprovalBook
 from durable_loop.workflows.run_control import RunControl
 from durable_loop.workflows.session import SessionWorkflow
 from durable_loop.workflows.sub_agent_children import SubAgentChildren
@@ -110,4 +111,25 @@ class UnguardedCancelParked(SessionWorkflow):
     @workflow.run
     async def run(self, inp: SessionInput) -> SessionEnd:
         self._control = UnguardedRunControl()
+        return await super().run(inp)
+
+
+class UnguardedApprovalBook(ApprovalBook):
+    """Patch ``decision-rules``' change without its guard."""
+
+    def start(self) -> None:
+        super().start()
+        self.strict = True
+
+
+@workflow.defn(name=names.SESSION_WORKFLOW)
+class UnguardedDecisionRules(SessionWorkflow):
+    """Decisions checked by the rules of patch ``decision-rules`` (bound to the hold,
+    printable names, refused by the Update's handler), for runs recorded before it too."""
+
+    @workflow.run
+    async def run(self, inp: SessionInput) -> SessionEnd:
+        self._approvals = UnguardedApprovalBook(
+            inp.session_id, inp.settings, self._approvals.state()
+        )
         return await super().run(inp)

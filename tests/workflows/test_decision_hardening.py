@@ -14,7 +14,7 @@ from durable_loop.testing import reply
 from durable_loop.tools.workspace import workspace_tools
 from tests.client.kit import session_with_proposal, workspace_store
 from tests.conftest import unique
-from tests.workflows.approval_kit import Payments, approval_settings, payload_text
+from tests.workflows.approval_kit import Payments, approval_settings
 from tests.workflows.proposal_kit import eventually
 
 
@@ -103,4 +103,7 @@ async def test_stock_cli_payloads_get_invalid_decision(
         histories = [*await w.histories(psid), *await w.histories(sid)]
     for text in refusals:
         assert "INVALID_DECISION" in text and expected in text
-    assert '"approve"' not in payload_text(histories)
+    refused_rows = [a for a in await ws.audit(psid) + await ws.audit(sid) if a.op == "refused"]
+    assert sorted(r.target for r in refused_rows) == ["proposal", "tool"]
+    assert all(r.value["code"] == "INVALID_DECISION" for r in refused_rows)
+    assert len(histories) == 2

@@ -127,15 +127,19 @@ async def test_unanswered_call_expires(loop_worker, scripted_llm, temporal_env, 
         with pytest.raises(WorkflowUpdateFailedError) as late:
             await w.sessions.confirm_tool_call(sid, "c1", "alice", fingerprint=fingerprint)
         listing = await w.sessions.tool_approvals(sid)
-    assert "ALREADY_DECIDED" in str(late.value.cause)
+    assert late.value.cause.type == "EXPIRED"  # one code for a decision after the expiry
     assert final.reply == "It expired." and payments.made == []
     [envelope] = tool_envelopes(scripted_llm.requests(model)[1])
     assert envelope["errors"][0]["code"] == "TOOL_CALL_EXPIRED"
     assert [(d.status, d.decided_by) for d in listing.decided] == [("expired", "system:expiry")]
-    assert tool_audit(await ws.audit(sid)) == [("expire", "pay", "system:expiry", "c1", None)]
+    assert [(r.approver, r.error.code) for r in listing.refused] == [("alice", "EXPIRED")]
+    assert tool_audit(await ws.audit(sid)) == [
+        ("expire", "pay", "system:expiry", "c1", None),
+        ("refused", "pay", "alice", "c1", None),
+    ]
 
 
-async def test_edited_arguments_run_and_invalid_edits_never_enter_history(
+async def test_edited_arguments_run_and_invalid_edits_are_refused_and_audited(
     loop_worker, scripted_llm, temporal_env, ws
 ):
     payments = Payments()
@@ -166,14 +170,20 @@ async def test_edited_arguments_run_and_invalid_edits_never_enter_history(
     assert final.status == "completed" and [(a, to) for a, to, _ in payments.made] == [(90, "acme")]
     [envelope] = tool_envelopes(scripted_llm.requests(model)[1])
     assert envelope["ok"] is True and envelope["data"] == "paid 90 to acme"
-    assert envelope["warnings"] == ["a person changed these arguments before the call ran: amount"]
-    assert "mallory" not in payload_text(histories)
-    [row] = [a for a in await ws.audit(sid) if a.target == "tool"]
+    assert envelope["warnings"] == [
+        'a person (alice) changed the arguments before the call ran; it ran with {"amount":90} '
+        "in place of your values"
+    ]
+    assert "mallory" in payload_text(histories)  # every refused decision leaves a trace
+    *refusals, row = [a for a in await ws.audit(sid) if a.target == "tool"]
+    assert [(r.op, r.actor, r.value["code"]) for r in refusals] == [
+        ("refused", "mallory", code) for _, code in bad_edits
+    ]
     assert (row.op, row.actor) == ("edit", "alice")
     assert row.value["edited_fields"] == ["amount"]
 
 
-async def test_bad_decisions_are_refused_and_leave_nothing(
+async def test_bad_decisions_are_refused_audited_and_change_nothing(
     loop_worker, scripted_llm, temporal_env, ws
 ):
     payments = Payments()
@@ -225,10 +235,15 @@ async def test_bad_decisions_are_refused_and_leave_nothing(
     assert "UNKNOWN_MESSAGE" in str(unknown_message.value.cause)
     assert "ALREADY_DECIDED" in str(twice.value.cause)
     assert [p.call_id for p in still.pending] == ["c1"] and still.decided == []
+    assert [r.error.code for r in still.refused] == [code for _, code in bad]
     assert final.status == "completed" and len(payments.made) == 1
-    payloads = payload_text(histories)
-    assert "mallory" not in payloads and '"approver":"alice"' in payloads
-    assert [a.op for a in await ws.audit(sid) if a.target == "tool"] == ["confirm"]
+    assert '"approver":"alice"' in payload_text(histories)
+    audit = [(a.op, a.value.get("code")) for a in await ws.audit(sid) if a.target == "tool"]
+    assert audit == [
+        *[("refused", code) for _, code in bad],
+        ("confirm", None),
+        ("refused", "ALREADY_DECIDED"),
+    ]
 
 
 async def test_refused_signal_is_visible_in_query_and_audit(

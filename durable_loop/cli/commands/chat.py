@@ -22,6 +22,7 @@ from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQu
 from durable_loop.cli.commands.send import SETTINGS_PANEL
 from durable_loop.cli.output_schema import OutputSchemaFile, load_output_schema
 from durable_loop.core.errors import ErrorCode
+from durable_loop.core.visible_text import visible, visible_json
 
 if TYPE_CHECKING:
     from pydantic import JsonValue
@@ -239,8 +240,8 @@ class ChatLoop:
         """Ask about each held call; True when all were decided (the message resumes)."""
         decided_all = True
         for call in result.pending_approvals:
-            say(f"tool call {call.call_id}: {call.tool}")
-            for line in json.dumps(call.arguments, indent=2, ensure_ascii=False).splitlines():
+            say(f"tool call {visible(call.call_id)}: {visible(call.tool)}")
+            for line in visible_json(call.arguments, indent=2).split("\n"):
                 say(f"  {line}")
             prompt = "run it? [a]pprove / [e]dit / [r]eject / [s]kip: "
             answer = (await read_line(prompt) or "s").strip().lower()[:1]

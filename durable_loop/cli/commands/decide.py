@@ -119,6 +119,7 @@ def decide(
 
     from durable_loop.cli.commands.people_view import call_decided_line, proposal_decided_line
     from durable_loop.core.proposals import DecisionResult
+    from durable_loop.core.visible_text import visible
 
     decided = asyncio.run(
         _send(session_id, target_id, verdict, approver, comment, fingerprint, arguments, temporal)
@@ -130,7 +131,7 @@ def decide(
     else:
         typer.echo(proposal_decided_line(decided))
         if decided.error is not None:
-            typer.echo(f"  {decided.error.code}: {decided.error.message}", err=True)
+            typer.echo(visible(f"  {decided.error.code}: {decided.error.message}"), err=True)
     if isinstance(decided, DecisionResult) and decided.status in {"conflict", "failed"}:
         raise typer.Exit(1)
 
@@ -209,19 +210,21 @@ def _refuse_arguments(proposal_id: str) -> NoReturn:
 def not_pending(
     session_id: str, target_id: str, held: ToolApprovalList, proposed: ProposalList
 ) -> Exception:
-    """NOT_PENDING, naming what does wait."""
+    """NOT_PENDING, naming what does wait (ids and tool names made visible)."""
     from durable_loop.cli.errors import CliError
     from durable_loop.core.errors import ErrorCode
+    from durable_loop.core.visible_text import visible
 
-    waiting = [f"{c.call_id} (tool call {c.tool})" for c in held.pending]
-    waiting += [f"{p.proposal_id} (proposal)" for p in proposed.pending]
+    waiting = [f"{visible(c.call_id)} (tool call {visible(c.tool)})" for c in held.pending]
+    waiting += [f"{visible(p.proposal_id)} (proposal)" for p in proposed.pending]
     now = (
         f"waiting now: {', '.join(waiting[:5])}{' and more' if len(waiting) > 5 else ''}"
         if waiting
         else "nothing waits for a person there"
     )
+    session = visible(session_id)
     return CliError(
         ErrorCode.NOT_PENDING,
-        f"no tool call or proposal {target_id!r} waits in session {session_id}; {now} "
-        f"(`durable-loop pending {session_id}`)",
+        f"no tool call or proposal {target_id!r} waits in session {session}; {now} "
+        f"(`durable-loop pending {session}`)",
     )

@@ -42,13 +42,14 @@ def pending(
 
 def listing_lines(listing: WaitingList, session_id: str | None) -> list[str]:
     from durable_loop.cli.commands.people_view import decide_hint, waiting_lines
+    from durable_loop.core.visible_text import visible
 
     if not listing.count:
-        where = f" in session {session_id}" if session_id else " in any running session"
+        where = f" in session {visible(session_id)}" if session_id else " in any running session"
         return [f"nothing waits for a person{where}"]
     lines: list[str] = []
     for waiting in listing.sessions:
-        lines.append(f"{waiting.session_id}: {waiting.count} waiting")
+        lines.append(f"{visible(waiting.session_id)}: {waiting.count} waiting")
         lines += waiting_lines(waiting)
     lines.append(decide_hint(session_id or "SESSION"))
     return lines

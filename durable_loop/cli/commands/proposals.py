@@ -44,30 +44,30 @@ def print_listing(
     listing: ProposalList, session_id: str, calls: ToolApprovalList | None = None
 ) -> None:
     from durable_loop.cli.commands.people_view import pointer_to_calls, proposal_decided_line
+    from durable_loop.core.visible_text import visible
 
     if not listing.pending:
         held = calls.pending if calls is not None else []
         typer.echo(pointer_to_calls(session_id, held) if held else "no pending proposals")
     for p in listing.pending:
-        typer.echo(f"{p.proposal_id}  turn {p.turn}  expires {p.expires_at.isoformat()}")
+        typer.echo(f"{visible(p.proposal_id)}  turn {p.turn}  expires {p.expires_at.isoformat()}")
         if p.summary:
-            typer.echo(f"  summary: {p.summary}")
+            typer.echo(f"  summary: {visible(p.summary)}")
         typer.echo(f"  fingerprint: {p.fingerprint}")
         for op in p.changes:
             value = f" = {_short(op['value'])}" if "value" in op else ""
             source = f" from {op['from']}" if "from" in op else ""
-            typer.echo(f"  {op['op']} {op['path']}{source}{value}")
+            typer.echo(visible(f"  {op['op']} {op['path']}{source}{value}"))
     for d in listing.decided:
         note = f" ({d.error.code})" if d.error else ""
         typer.echo(f"{proposal_decided_line(d)}{note}")
 
 
 def _short(value: object, limit: int = 60) -> str:
-    import json
-
     from durable_loop.cli.commands.people_view import short
+    from durable_loop.core.visible_text import visible_json
 
-    return short(json.dumps(value, ensure_ascii=False), limit)
+    return short(visible_json(value), limit)
 
 
 async def _list(

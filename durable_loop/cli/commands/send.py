@@ -17,6 +17,7 @@ from durable_loop.cli.output_schema import (
     load_output_schema,
 )
 from durable_loop.core.errors import ErrorCode
+from durable_loop.core.visible_text import visible
 
 if TYPE_CHECKING:
     import asyncio
@@ -94,8 +95,10 @@ def summary_lines(result: RunResult, session_id: str | None = None) -> list[str]
     for held in result.pending_approvals:
         child = session_id is not None and held.session_id != session_id
         where = f" in sub-agent session {held.session_id}" if child else ""
+        asked = visible(session_id or held.session_id)
         lines.append(
-            f"  waits for approval: {held.tool} [{held.call_id}]{where} (see tool-calls list)"
+            f"  waits for approval: {visible(held.tool)} [{visible(held.call_id)}]{where} "
+            f"(durable-loop approve {asked} {visible(held.call_id)} --as NAME)"
         )
     if result.output is not None:
         lines.append(f"  output {json.dumps(result.output, ensure_ascii=False)}")

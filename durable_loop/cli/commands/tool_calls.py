@@ -127,26 +127,28 @@ def reject(
 def print_listing(
     listing: ToolApprovalList, session_id: str, proposals: ProposalList | None = None
 ) -> None:
-    import json
-
     from durable_loop.cli.commands.people_view import call_decided_line, pointer_to_proposals
+    from durable_loop.core.visible_text import visible, visible_json
 
     if not listing.pending:
         waiting = proposals.pending if proposals is not None else []
         none = "no tool calls wait for approval"
         typer.echo(pointer_to_proposals(session_id, waiting) if waiting else none)
     for p in listing.pending:
-        where = "" if p.session_id == session_id else f"  in sub-agent {p.session_id}"
+        where = "" if p.session_id == session_id else f"  in sub-agent {visible(p.session_id)}"
         typer.echo(
-            f"{p.call_id}  {p.tool}  turn {p.turn}  expires {p.expires_at.isoformat()}{where}"
+            f"{visible(p.call_id)}  {visible(p.tool)}  turn {p.turn}  "
+            f"expires {p.expires_at.isoformat()}{where}"
         )
         typer.echo(f"  fingerprint: {p.fingerprint}")
-        for line in json.dumps(p.arguments, indent=2, ensure_ascii=False).splitlines():
+        # escapes, not raw characters: a value's CR/LF or U+202E cannot fake a line or a field
+        for line in visible_json(p.arguments, indent=2).split("\n"):
             typer.echo(f"  {line}")
     for d in listing.decided:
         typer.echo(call_decided_line(d, with_tool=True))
     for r in listing.refused:
-        typer.echo(f"{r.id}  refused {r.error.code} from {r.approver}: {r.error.message}")
+        refused = f"{r.id}  refused {r.error.code} from {r.approver}: {r.error.message}"
+        typer.echo(visible(refused))
 
 
 def _decide(

@@ -5,6 +5,10 @@ ellipsis and the trace reads the same at 80 columns as at 200: a message's headi
 user text, each turn (model, LLM time, tokens, plan, how it ended) with its tool calls
 (arguments, result, sub-agent) and the decisions, budget changes, cancels and refusals
 that followed it, then the reply; entries outside any message between the blocks.
+
+Tool names, call ids, arguments and session ids (the model's or a person's) are shown
+through :mod:`durable_loop.core.visible_text`, so a CR/LF or a bidi control in them shows
+as ``\\n`` / ``\\u202e`` instead of faking a line or reordering one.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from durable_loop.client.trace.arguments import arguments_line
 from durable_loop.client.trace.entries import TraceEntry
 from durable_loop.client.trace.models import BoundedText, CallRow, MessageRow, Trace, TurnRow
 from durable_loop.client.trace.render_entries import entry_text
+from durable_loop.core.visible_text import visible
 
 FINGERPRINT_CHARS = 10
 
@@ -33,8 +38,8 @@ def _ms(ms: float) -> str:
 
 def _call_lines(call: CallRow) -> Iterator[tuple[Text, int]]:
     line = Text(f"repair ({call.repair}): ", style="magenta") if call.repair else Text()
-    line.append(f"{call.name} ")
-    line.append(call.call_id, style="dim")
+    line.append(f"{visible(call.name)} ")
+    line.append(visible(call.call_id), style="dim")
     if call.ok is None and call.sub_agent_status in ("running", "awaiting_approval"):
         line.append(" running", style="yellow")
     elif call.ok is None:
@@ -51,9 +56,9 @@ def _call_lines(call: CallRow) -> Iterator[tuple[Text, int]]:
         line.append(f" · {_ms(call.duration_ms)}", style="dim")
     yield line, 1
     if call.arguments is not None:
-        yield Text(arguments_line(call.arguments), style="dim"), 2
+        yield Text(visible(arguments_line(call.arguments)), style="dim"), 2
     if call.sub_agent_session is not None:
-        child = Text(f"sub-agent session {call.sub_agent_session}", style="cyan")
+        child = Text(f"sub-agent session {visible(call.sub_agent_session)}", style="cyan")
         if call.sub_agent_status is not None:
             child.append(f": {call.sub_agent_status.replace('_', ' ')}")
         if call.sub_agent_error is not None:
@@ -61,7 +66,8 @@ def _call_lines(call: CallRow) -> Iterator[tuple[Text, int]]:
         if call.sub_agent_usage is not None:
             child.append(f" · {call.sub_agent_usage.total_tokens} tokens", style="dim")
         if call.sub_agent_held:
-            child.append(f" · holds {', '.join(call.sub_agent_held)}", style="yellow")
+            held = ", ".join(visible(h) for h in call.sub_agent_held)
+            child.append(f" · holds {held}", style="yellow")
         yield child, 2
 
 

@@ -1,8 +1,11 @@
-"""One line per trace entry: who decided, changed, cancelled or was refused what."""
+"""One line per trace entry: who decided, changed, cancelled or was refused what.
+
+Names, ids, comments and arguments that people or the model supplied are made visible
+(:mod:`durable_loop.core.visible_text`): a CR/LF in an approver's name cannot print a line
+of its own, nor a bidi control reorder the entry (``\\n``, ``\\u202e`` show instead).
+"""
 
 from __future__ import annotations
-
-import json
 
 from rich.text import Text
 
@@ -18,6 +21,7 @@ from durable_loop.client.trace.entries import (
     UnknownUpdateEntry,
 )
 from durable_loop.core.budget import SessionBudget
+from durable_loop.core.visible_text import visible, visible_json
 
 EDIT_CHARS = 200
 """Characters of edited arguments an entry shows."""
@@ -39,27 +43,28 @@ _PROPOSAL_WORDS = {"approve": "approved", "reject": "rejected", "expire": "expir
 
 
 def _quoted(comment: str | None) -> str:
-    return f' — "{comment}"' if comment else ""
+    return f' — "{visible(comment)}"' if comment else ""
 
 
 def _tool_decision(entry: ToolCallDecisionEntry) -> Text:
-    call = f"{entry.tool} {entry.call_id}".strip()
+    call = f"{visible(entry.tool)} {visible(entry.call_id)}".strip()
     if entry.sub_agent_session:
-        call += f" (sub-agent session {entry.sub_agent_session})"
+        call += f" (sub-agent session {visible(entry.sub_agent_session)})"
+    by = visible(entry.by)
     if entry.outcome is None:
-        line = Text(f"{entry.by} decided on {call}; not settled in this session", style="yellow")
+        line = Text(f"{by} decided on {call}; not settled in this session", style="yellow")
     elif entry.outcome == "expired":
         line = Text(f"{call} expired without a decision", style="yellow")
         if entry.by.startswith("system:") and entry.by != "system:expiry":
-            line.append(f" ({entry.by})", style="dim")
+            line.append(f" ({by})", style="dim")
     else:
         style = "red" if entry.outcome == "rejected" else "green"
-        line = Text(f"{entry.by} {_TOOL_WORDS[entry.outcome]} {call}", style=style)
+        line = Text(f"{by} {_TOOL_WORDS[entry.outcome]} {call}", style=style)
     if entry.edited_fields:
-        line.append(f" with edits ({', '.join(entry.edited_fields)})")
+        line.append(f" with edits ({', '.join(visible(f) for f in entry.edited_fields)})")
     line.append(_quoted(entry.comment))
     if entry.edited_fields and entry.arguments is not None:
-        edited = json.dumps(entry.arguments, ensure_ascii=False)
+        edited = visible_json(entry.arguments)
         if len(edited) > EDIT_CHARS:
             edited = f"{edited[:EDIT_CHARS]}… ({len(edited)} chars)"
         line.append(f"; runs with {edited}", style="dim")
@@ -67,12 +72,12 @@ def _tool_decision(entry: ToolCallDecisionEntry) -> Text:
 
 
 def _proposal_decision(entry: ProposalDecisionEntry) -> Text:
-    what = f"proposal {entry.proposal_id}"
+    what = f"proposal {visible(entry.proposal_id)}"
     if entry.verdict == "expire":
         line = Text(f"{what} expired without a decision", style="yellow")
     else:
         style = "green" if entry.verdict == "approve" else "red"
-        line = Text(f"{entry.by} {_PROPOSAL_WORDS[entry.verdict]} {what}", style=style)
+        line = Text(f"{visible(entry.by)} {_PROPOSAL_WORDS[entry.verdict]} {what}", style=style)
     if entry.status is None:
         line.append(": settling", style="yellow")
     elif entry.status == "committed":
@@ -80,7 +85,7 @@ def _proposal_decision(entry: ProposalDecisionEntry) -> Text:
     elif entry.status not in ("rejected", "expired"):
         line.append(f": not committed ({entry.status})", style="red")
     if entry.error is not None:
-        line.append(f" {entry.error}", style="red")
+        line.append(f" {visible(str(entry.error))}", style="red")
     line.append(_quoted(entry.comment))
     return line
 
@@ -99,7 +104,7 @@ def _budget_changes(before: SessionBudget, after: SessionBudget) -> str:
 
 
 def _budget(entry: BudgetChangeEntry) -> Text:
-    line = Text(f"{entry.by} changed the budget")
+    line = Text(f"{visible(entry.by)} changed the budget")
     if entry.previous is not None and entry.budget is not None:
         line.append(f": {_budget_changes(entry.previous, entry.budget)}")
     else:
@@ -118,23 +123,23 @@ def _switch(entry: ModelSwitchEntry) -> Text:
 
 
 def _cancel(entry: CancelEntry) -> Text:
-    what = f"message {entry.message_id}" if entry.message_id else "the running message"
+    what = f"message {visible(entry.message_id)}" if entry.message_id else "the running message"
     line = Text(f"cancel of {what}", style="yellow")
     if entry.reason and entry.reason != "cancelled":
-        line.append(f': "{entry.reason}"')
+        line.append(f': "{visible(entry.reason)}"')
     if entry.status is not None:
         line.append(f" → {entry.status}", style="dim")
     return line
 
 
 def _refusal(entry: RefusalEntry) -> Text:
-    who = f"{entry.by}'s " if entry.by else ""
-    template = _ASKED.get(entry.name, entry.name + " {}")
-    asked = template.replace("{}", entry.target or "the running message").strip()
+    who = f"{visible(entry.by)}'s " if entry.by else ""
+    template = _ASKED.get(entry.name, visible(entry.name) + " {}")
+    asked = template.replace("{}", visible(entry.target or "the running message")).strip()
     line = Text(f"refused {who}{asked}: ", style="red")
     line.append(entry.error.code, style="bold red")
     if entry.error.message:
-        line.append(f" {entry.error.message}")
+        line.append(f" {visible(entry.error.message)}")
     return line
 
 

@@ -8,6 +8,8 @@ import asyncio
 import threading
 import time
 
+import pytest
+
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.registry import ToolContext, ToolRegistry
 from durable_loop.testing import reply
@@ -20,18 +22,32 @@ BODY_S = 1.0
 
 
 class SlowPayments:
-    """A gated ``pay`` whose sync body takes ~1 s; counts the bodies that ran to the end."""
+    """A gated ``pay`` whose body (sync, or async with ``run_async``) takes ~1 s; counts the
+    bodies that ran to the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, run_async: bool = False) -> None:
         self.started = 0
         self.paid = 0
+        self.run_async = run_async
         self._lock = threading.Lock()
 
     def registry(self) -> ToolRegistry:
         registry = ToolRegistry()
 
-        @registry.tool(requires_approval=True)
-        def pay(amount: int, to: str, ctx: ToolContext) -> str:
+        if self.run_async:
+
+            @registry.tool(requires_approval=True)
+            async def pay(amount: int, to: str, ctx: ToolContext) -> str:
+                """Pay an amount to someone (slowly)."""
+                self.started += 1
+                await asyncio.sleep(BODY_S)
+                self.paid += 1
+                return f"paid {amount} to {to}"
+
+            return registry
+
+        @registry.tool(requires_approval=True, name="pay")
+        def pay_sync(amount: int, to: str, ctx: ToolContext) -> str:
             """Pay an amount to someone (slowly)."""
             with self._lock:
                 self.started += 1
@@ -52,10 +68,13 @@ async def parked(w, scripted_llm, env, payments_steps):
     return model, sid, first
 
 
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
 async def test_cancel_right_after_approval_keeps_the_payment_that_happened(
-    loop_worker, scripted_llm, temporal_env
+    loop_worker, scripted_llm, temporal_env, run_async
 ):
-    payments = SlowPayments()
+    """An approved call's started body is waited for, async too: a cancel would otherwise
+    interrupt an async payment halfway and record it as cancelled."""
+    payments = SlowPayments(run_async=run_async)
     steps = [reply.tool_call("pay", PAY, "c1"), reply.text("not reached")]
     async with loop_worker(payments.registry()) as w:
         model, sid, first = await parked(w, scripted_llm, temporal_env, steps)
