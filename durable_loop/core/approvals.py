@@ -58,6 +58,7 @@ __all__ = [
     "ToolCallDecided",
     "ToolCallDecision",
     "ToolCallStatus",
+    "allowed_approvers",
     "edit_problem",
     "edited_fields",
     "gated_by_name",
@@ -87,6 +88,12 @@ class ApprovalSettings(BaseModel):
     ttl_s: float = Field(
         default=DEFAULT_APPROVAL_TTL_S, gt=0, description="A pending call expires after this"
     )
+    approvers: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Tool name (or glob) -> the approvers who may decide its calls (the first "
+        "matching entry applies; a tool that matches none: anyone). Over HTTP the approver is "
+        "the token's identity; over a Temporal Update or Signal, what the caller asserts",
+    )
 
     @field_validator("conditions")
     @classmethod
@@ -101,6 +108,14 @@ class ApprovalSettings(BaseModel):
                     f"condition for {name!r} is not a JSON Schema: {err.message}"
                 ) from err
         return value
+
+
+def allowed_approvers(tool: str, settings: ApprovalSettings) -> list[str] | None:
+    """Who may decide a call of ``tool`` (None: anyone)."""
+    for pattern, names in settings.approvers.items():
+        if fnmatchcase(tool, pattern):
+            return names
+    return None
 
 
 def gated_by_name(spec: ToolSpec, settings: ApprovalSettings) -> bool:

@@ -48,6 +48,7 @@ DECISION_STATUS = {
     ErrorCode.EXPIRED: 410,
     ErrorCode.INVALID_DECISION: 422,
     ErrorCode.INVALID_SETTING: 422,
+    ErrorCode.APPROVER_NOT_ALLOWED: 403,
 }
 
 

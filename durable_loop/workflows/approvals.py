@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCallDecided,
         ToolCallDecision,
         ToolCallStatus,
+        allowed_approvers,
         edit_problem,
         edited_fields,
         gated_by_name,
@@ -227,6 +228,13 @@ class ApprovalBook:
         if not self.strict and workflow.now() >= pending.expires_at:
             raise refuse(ErrorCode.EXPIRED, f"tool call {call_id} expired at {pending.expires_at}")
         check_decider(decision.verdict, decision.approver, decision.comment, strict=self.strict)
+        allowed = allowed_approvers(pending.tool, self.settings)
+        if allowed is not None and decision.approver.strip() not in allowed:
+            raise refuse(
+                ErrorCode.APPROVER_NOT_ALLOWED,
+                f"{decision.approver.strip()!r} may not decide calls of {pending.tool!r}; "
+                f"the session allows {', '.join(map(repr, allowed)) or 'no one'}",
+            )
         if decision.fingerprint != pending.fingerprint:
             raise refuse(
                 ErrorCode.FINGERPRINT_MISMATCH,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from durable_loop.testing import reply
 from tests.conftest import unique
-from tests.service.conftest import ALICE
+from tests.service.conftest import ALICE, BOB
 from tests.workflows.approval_kit import Payments, approval_settings
 
 PAY = {"amount": 250, "to": "acme"}
@@ -127,3 +127,24 @@ async def test_a_tool_call_decision_without_a_fingerprint_follows_the_proposal_r
     assert confirmed.status_code == 200, confirmed.text
     assert confirmed.json()["status"] == "confirmed" and confirmed.json()["decided_by"] == "alice"
     assert final.reply == "Paid." and [(a, to) for a, to, _ in payments.made] == [(250, "acme")]
+
+
+async def test_a_token_whose_identity_may_not_decide_the_tool_gets_403_and_an_audit_row(
+    loop_worker, scripted_llm, temporal_env, service, ws
+):
+    payments = Payments()
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.tool_call("pay", PAY, "c1"), reply.text("Paid.")])
+    settings = approval_settings(scripted_llm, model, temporal_env, approvers={"pay": ["bob"]})
+    async with loop_worker(payments.registry()) as w, service(w) as http:
+        await w.sessions.start(sid, settings)
+        first = await w.sessions.send(sid, "pay")
+        [held] = first.pending_approvals
+        url = f"/v1/sessions/{sid}/tool-calls/c1/decision"
+        bound = {"verdict": "confirm", "fingerprint": held.fingerprint}
+        by_alice = await http.post(url, json=bound, headers=ALICE)
+        by_bob = await http.post(url, json=bound, headers=BOB)
+    assert (by_alice.status_code, code_of(by_alice)) == (403, "APPROVER_NOT_ALLOWED")
+    assert by_bob.status_code == 200 and by_bob.json()["decided_by"] == "bob"
+    audit = [(a.op, a.actor) for a in await ws.audit(sid) if a.target == "tool"]
+    assert audit == [("refused", "alice"), ("confirm", "bob")] and len(payments.made) == 1

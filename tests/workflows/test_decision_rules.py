@@ -190,3 +190,33 @@ async def test_a_decision_too_large_for_any_session_is_refused_before_it_is_sent
         listing = await w.sessions.tool_approvals(sid)
     assert refused.value.code == by_signal.value.code == "ARGUMENTS_TOO_LARGE"
     assert [p.call_id for p in listing.pending] == [shown.call_id]
+
+
+async def test_only_a_listed_approver_may_decide_a_tool_and_a_refusal_is_audited(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    payments = Payments()
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.tool_call("pay", PAY), reply.text("Paid.")])
+    settings = approval_settings(
+        scripted_llm, model, temporal_env, approvers={"pa*": ["alice"], "*": []}
+    )
+    async with loop_worker(payments.registry()) as w:
+        await w.sessions.start(sid, settings)
+        first = await w.sessions.send(sid, "pay acme 250")
+        [shown] = first.pending_approvals
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await w.sessions.decide_tool_call(sid, shown.decision("reject", "mallory"))
+        await w.sessions.tool_calls.signal(sid, shown.decision("confirm", "mallory"))
+        decided = await w.sessions.decide_tool_call(sid, shown.decision("confirm", "alice"))
+        await w.sessions.message_result(sid, first.message_id)
+        listing = await w.sessions.tool_approvals(sid)
+    assert refused.value.cause.type == "APPROVER_NOT_ALLOWED"
+    assert "'mallory' may not decide calls of 'pay'" in str(refused.value.cause)
+    assert [(r.approver, r.error.code) for r in listing.refused] == [
+        ("mallory", "APPROVER_NOT_ALLOWED"),
+        ("mallory", "APPROVER_NOT_ALLOWED"),
+    ]
+    assert decided.decided_by == "alice" and len(payments.made) == 1
+    audit = [(a.op, a.actor) for a in await ws.audit(sid) if a.target == "tool"]
+    assert audit == [("refused", "mallory"), ("refused", "mallory"), ("confirm", "alice")]
