@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from durable_loop.core.approvals import (
         ApprovalSettings,
         PendingToolCall,
+        Remember,
         ToolApprovalList,
         ToolCallDecided,
         ToolCallDecision,
@@ -143,6 +144,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "durable_loop.core.approvals": (
         "ApprovalSettings",
         "PendingToolCall",
+        "Remember",
         "ToolApprovalList",
         "ToolCallDecided",
         "ToolCallDecision",
@@ -230,6 +232,7 @@ __all__ = (
     "ProposalDecision",
     "ProposalList",
     "ProposalNotPending",
+    "Remember",
     "RetrySettings",
     "RouterConfig",
     "RunResult",

@@ -17,6 +17,7 @@ from durable_loop.core.approval_models import (
     UPDATE_MESSAGE_RESULT,
     MessageResultRequest,
     PendingToolCall,
+    Remember,
     ToolApprovalList,
     ToolCallDecided,
     ToolCallDecision,
@@ -85,12 +86,15 @@ class ToolApprovalClient:
         arguments: dict[str, JsonValue] | None = None,
         fingerprint: str | None = None,
         listing: ToolApprovalList | None = None,
+        remember: Remember | None = None,
     ) -> ToolCallDecision:
         """A decision bound to ``fingerprint`` or, when not given, to the call pending now
         (in ``listing``, when the caller has just read it)."""
         if fingerprint is None:
             pending = await self.pending(session_id, call_id, listing=listing)
-            return pending.decision(verdict, approver, comment=comment, arguments=arguments)
+            return pending.decision(
+                verdict, approver, comment=comment, arguments=arguments, remember=remember
+            )
         return ToolCallDecision(
             call_id=call_id,
             verdict=verdict,
@@ -99,6 +103,7 @@ class ToolApprovalClient:
             comment=comment,
             arguments=arguments,
             session_id=session_id,
+            remember=remember,
         )
 
     async def message_result(self, session_id: str, message_id: str) -> RunResult:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from durable_loop.core.proposals import RefusedDecision, Verdict
 
@@ -56,6 +56,7 @@ class PendingToolCall(BaseModel):
         *,
         comment: str | None = None,
         arguments: dict[str, JsonValue] | None = None,
+        remember: Remember | None = None,
     ) -> ToolCallDecision:
         """A decision on this call, bound to its fingerprint and session."""
         return ToolCallDecision(
@@ -66,7 +67,31 @@ class PendingToolCall(BaseModel):
             comment=comment,
             arguments=arguments,
             session_id=self.session_id,
+            remember=remember,
         )
+
+
+class Remember(BaseModel):
+    """With a confirmation: later calls of the same tool run without waiting, for
+    ``for_s`` seconds (None: the rest of the session), only those whose arguments match
+    ``condition`` (a JSON Schema; None: every call). Calls already waiting that it allows
+    run at once."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    for_s: float | None = Field(default=None, gt=0, le=366 * 24 * 3600)
+    condition: dict[str, JsonValue] | None = None
+
+
+class ToolPolicy(BaseModel):
+    """A person's standing approval of one tool in one session (see :class:`Remember`)."""
+
+    tool: str
+    approved_by: str
+    condition: dict[str, JsonValue] | None = None
+    created_at: datetime
+    expires_at: datetime | None = Field(default=None, description="None: the rest of the session")
+    call_id: str = Field(description="The call whose approval set it")
 
 
 class ToolCallDecision(BaseModel):
@@ -81,6 +106,9 @@ class ToolCallDecision(BaseModel):
     arguments: dict[str, JsonValue] | None = None
     session_id: str | None = Field(
         default=None, description="The session the caller means; another one's call is refused"
+    )
+    remember: Remember | None = Field(
+        default=None, description="With confirm: approve later calls of this tool too"
     )
 
 
@@ -103,6 +131,9 @@ class ToolApprovalList(BaseModel):
     pending: list[PendingToolCall] = Field(default_factory=list)
     decided: list[ToolCallDecided] = Field(default_factory=list)
     refused: list[RefusedDecision] = Field(default_factory=list)
+    policies: list[ToolPolicy] = Field(
+        default_factory=list, description="Standing approvals (approve and remember)"
+    )
 
 
 class MessageResultRequest(BaseModel):

@@ -13,6 +13,7 @@ functions: importable in the workflow sandbox.
 
 from __future__ import annotations
 
+from datetime import datetime
 from fnmatch import fnmatchcase
 
 from jsonschema import Draft202012Validator
@@ -28,10 +29,12 @@ from durable_loop.core.approval_models import (
     UPDATE_MESSAGE_RESULT,
     MessageResultRequest,
     PendingToolCall,
+    Remember,
     ToolApprovalList,
     ToolCallDecided,
     ToolCallDecision,
     ToolCallStatus,
+    ToolPolicy,
 )
 from durable_loop.core.canonical_json import canonical_dumps, sha256_hex, utf8_len
 from durable_loop.core.errors import CodedError, ErrorCode
@@ -53,17 +56,21 @@ __all__ = [
     "PendingToolCall",
     "ReadToolCallsInput",
     "ReadToolCallsOutput",
+    "Remember",
     "ToolApprovalList",
     "ToolCallArguments",
     "ToolCallDecided",
     "ToolCallDecision",
     "ToolCallStatus",
+    "ToolPolicy",
     "allowed_approvers",
     "edit_problem",
     "edited_fields",
     "gated_by_name",
     "hold_fingerprint",
     "needs_approval",
+    "policy_allowing",
+    "remember_problem",
     "schema_problems",
     "tool_call_fingerprint",
 ]
@@ -183,11 +190,40 @@ def edit_problem(
 
 
 class ApprovalBookState(BaseModel):
-    """Carried across continue-as-new: held calls, recent decisions and refusals."""
+    """Carried across continue-as-new: held calls, recent decisions, refusals and standing
+    approvals."""
 
     pending: list[PendingToolCall] = Field(default_factory=list)
     decided: list[ToolCallDecided] = Field(default_factory=list)
     refused: list[RefusedDecision] = Field(default_factory=list)
+    policies: list[ToolPolicy] = Field(default_factory=list)
+
+
+def policy_allowing(
+    policies: list[ToolPolicy], tool: str, arguments: dict[str, JsonValue], now: datetime
+) -> ToolPolicy | None:
+    """The standing approval that lets this call run without waiting, if one does."""
+    for policy in policies:
+        if policy.tool != tool or (policy.expires_at is not None and now >= policy.expires_at):
+            continue
+        if policy.condition is None or not schema_problems(policy.condition, arguments):
+            return policy
+    return None
+
+
+def remember_problem(decision: ToolCallDecision) -> str | None:
+    """Why the decision's ``remember`` cannot be kept (None: it can, or there is none)."""
+    remember = decision.remember
+    if remember is None:
+        return None
+    if decision.verdict != "confirm":
+        return "only an approval can be remembered"
+    if remember.condition is not None:
+        try:
+            Draft202012Validator.check_schema(remember.condition)
+        except SchemaError as err:
+            return f"the remembered condition is not a JSON Schema: {err.message}"
+    return None
 
 
 # ---------------------------------------------------------------- activities

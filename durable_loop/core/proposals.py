@@ -110,7 +110,8 @@ class RefusedDecision(BaseModel):
     refused_at: datetime
 
 
-AuditOp = Literal["confirm", "edit", "reject", "expire", "refused"]
+AuditOp = Literal["confirm", "edit", "reject", "expire", "refused", "allow"]
+"""``allow``: a standing approval of a tool was set (approve and remember)."""
 
 
 class DecisionAudit(BaseModel):

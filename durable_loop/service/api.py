@@ -327,6 +327,7 @@ async def decide_tool_call(
             identity,
             comment=body.comment,
             arguments=body.arguments,
+            remember=body.remember,
         )
     else:
         decision = ToolCallDecision(
@@ -337,6 +338,7 @@ async def decide_tool_call(
             comment=body.comment,
             arguments=body.arguments,
             session_id=session_id,
+            remember=body.remember,
         )
     return await deps.sessions.decide_tool_call(session_id, decision)
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from durable_loop.core.approvals import PendingToolCall
+from durable_loop.core.approvals import PendingToolCall, Remember
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.proposals import DecisionResult, PendingProposal, VerdictInput
 from durable_loop.core.session_ids import SESSION_ID_RULE, SessionIdText
@@ -106,6 +106,12 @@ class DecideToolCall(BaseModel):
     comment: str | None = Field(default=None, max_length=2_000)
     arguments: dict[str, JsonValue] | None = Field(
         default=None, description="Approve with these edited arguments"
+    )
+    remember: Remember | None = Field(
+        default=None,
+        description="Approve and remember: later calls of this tool run without waiting (for "
+        "for_s seconds, or the rest of the session; only those matching the JSON Schema "
+        "condition), and calls already waiting that it allows run now",
     )
 
 

@@ -32,7 +32,7 @@ from durable_loop.client.proposals import ProposalNotPending
 from durable_loop.client.tool_approvals import ToolCallNotPending
 from durable_loop.client.workspace import AUDIT_ROWS, document_rows
 from durable_loop.client.workspace_decisions import decision_lines
-from durable_loop.core.approvals import ToolCallDecided, ToolCallDecision
+from durable_loop.core.approvals import Remember, ToolCallDecided, ToolCallDecision
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import DecisionResult, VerdictInput, decided_word
 from durable_loop.core.visible_text import visible, visible_json
@@ -187,8 +187,10 @@ async def decide_tool_call(
     arguments: Annotated[str, Form()] = "",
     comment: Annotated[str, Form()] = "",
     edit_seen: Annotated[str, Form()] = "",
+    remember: Annotated[str, Form()] = "",
 ) -> Response:
-    """Approve or reject a held call; an edit of its arguments is shown as a diff first."""
+    """Approve or reject a held call; an edit of its arguments is shown as a diff first.
+    ``remember=session`` with an approval keeps a standing approval of the tool."""
     identity = page_identity(request)
     if identity is None:
         return templates.TemplateResponse(request, "login.html", {"failed": False}, 401)
@@ -206,6 +208,7 @@ async def decide_tool_call(
                 "diff": json_diff(pending.arguments, edited),
                 "arguments": visible_json(edited),
                 "comment": note or "",
+                "remember": remember == "session",
             }
             return templates.TemplateResponse(request, "tool_call_edit.html", context)
         decision = ToolCallDecision(
@@ -216,6 +219,7 @@ async def decide_tool_call(
             comment=note,
             arguments=edited,
             session_id=session_id,
+            remember=Remember() if remember == "session" and verdict == "confirm" else None,
         )
         await deps.sessions.decide_tool_call(session_id, decision)
     except (WorkflowUpdateFailedError, ToolCallNotPending, RPCError) as err:

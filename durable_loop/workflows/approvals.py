@@ -29,16 +29,20 @@ with workflow.unsafe.imports_passed_through():
         ApprovalBookState,
         PendingToolCall,
         ReadToolCallsInput,
+        Remember,
         ToolApprovalList,
         ToolCallDecided,
         ToolCallDecision,
         ToolCallStatus,
+        ToolPolicy,
         allowed_approvers,
         edit_problem,
         edited_fields,
         gated_by_name,
         hold_fingerprint,
         needs_approval,
+        policy_allowing,
+        remember_problem,
     )
     from durable_loop.core.config import SessionSettings
     from durable_loop.core.decider_rules import refused_comment
@@ -91,6 +95,8 @@ class ApprovalBook:
         self.pending = {p.call_id: p for p in state.pending}
         self.decided = {d.call_id: d for d in state.decided}
         self.refused = list(state.refused)
+        self.policies = list(state.policies)
+        """Standing approvals (approve and remember); only a ``decision-rules`` run sets any."""
         self.specs: dict[str, ToolSpec] = {}
         """The tool catalog, set once the session loaded it (edits are checked against it)."""
         self._timers: dict[str, asyncio.Task[None]] = {}
@@ -118,6 +124,7 @@ class ApprovalBook:
             pending=list(self.pending.values()),
             decided=list(self.decided.values()),
             refused=list(self.refused),
+            policies=list(self.policies),
         )
 
     def listing(self) -> ToolApprovalList:
@@ -151,6 +158,10 @@ class ApprovalBook:
                 unreadable.append(decision)
                 continue
             if not needs_approval(self.specs[call.name], self.settings, arguments):
+                continue
+            policy = policy_allowing(self.policies, call.name, arguments, now)
+            if policy is not None:
+                await self._audit_by_policy(policy, call.id, turn, decision.result_seq)
                 continue
             pending = PendingToolCall(
                 call_id=call.id,
@@ -228,6 +239,9 @@ class ApprovalBook:
         if not self.strict and workflow.now() >= pending.expires_at:
             raise refuse(ErrorCode.EXPIRED, f"tool call {call_id} expired at {pending.expires_at}")
         check_decider(decision.verdict, decision.approver, decision.comment, strict=self.strict)
+        remembered = remember_problem(decision) if self.strict else None
+        if remembered is not None:
+            raise refuse(ErrorCode.INVALID_DECISION, remembered)
         allowed = allowed_approvers(pending.tool, self.settings)
         if allowed is not None and decision.approver.strip() not in allowed:
             raise refuse(
@@ -275,8 +289,53 @@ class ApprovalBook:
             return done
         status: ToolCallStatus = "confirmed" if decision.verdict == "confirm" else "rejected"
         arguments = self.edited(pending, decision)
-        return await self._settle(
-            pending, status, decision.approver.strip(), decision.comment, arguments
+        approver = decision.approver.strip()
+        done = await self._settle(pending, status, approver, decision.comment, arguments)
+        if self.strict and decision.remember is not None and status == "confirmed":
+            await self._remember(pending, approver, decision.remember)
+        return done
+
+    async def _remember(self, approved: PendingToolCall, approver: str, remember: Remember) -> None:
+        """Keep a standing approval of the tool, audited, and let the calls already waiting
+        that it allows run (each settled as confirmed by the same person, once)."""
+        now = workflow.now()
+        policy = ToolPolicy(
+            tool=approved.tool,
+            approved_by=approver,
+            condition=remember.condition,
+            created_at=now,
+            expires_at=now + timedelta(seconds=remember.for_s) if remember.for_s else None,
+            call_id=approved.call_id,
+        )
+        self.policies = [
+            p for p in self.policies if p.tool != policy.tool or p.condition != policy.condition
+        ]
+        self.policies.append(policy)
+        await self._audit(
+            "allow",
+            approver,
+            call_id=approved.call_id,
+            tool=approved.tool,
+            turn=approved.turn,
+            value=policy.model_dump(mode="json", exclude={"tool", "approved_by", "call_id"}),
+            key=f"tool-policy-set:{workflow.info().workflow_id}:{approved.call_id}:"
+            f"{approved.result_seq}",
+        )
+        for waiting in list(self.pending.values()):
+            if policy_allowing([policy], waiting.tool, waiting.arguments, now) is not None:
+                note = f"allowed by {approver}'s standing approval (set on {approved.call_id})"
+                await self._settle(waiting, "confirmed", approver, note, None)
+
+    async def _audit_by_policy(self, policy: ToolPolicy, call_id: str, turn: int, seq: int) -> None:
+        await self._audit(
+            "confirm",
+            policy.approved_by,
+            call_id=call_id,
+            tool=policy.tool,
+            turn=turn,
+            comment=f"allowed by a standing approval (set on {policy.call_id})",
+            value={"policy": policy.call_id},
+            key=f"tool-policy:{workflow.info().workflow_id}:{call_id}:{seq}",
         )
 
     async def record_refusal(self, decision: ToolCallDecision, err: ApplicationError) -> None:

@@ -163,3 +163,38 @@ def test_a_missing_namespace_is_not_read_as_a_missing_session():
     assert explain(known_failure(session, "s1", ErrorCode.QUERY_FAILED)) == (
         "SESSION_NOT_FOUND: no running session 's1'"
     )
+
+
+async def test_approve_remember_lets_the_waiting_calls_it_allows_run(
+    loop_worker, scripted_llm, temporal_env
+):
+    payments = Payments()
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(
+        model,
+        [
+            reply.tool_calls(("pay", {"amount": 5, "to": "a"}, "c1"), ("pay", PAY, "c2")),
+            reply.text("Paid what was allowed."),
+        ],
+    )
+    async with loop_worker(payments.registry()) as w:
+        await w.sessions.start(sid, approval_settings(scripted_llm, model, temporal_env))
+        await invoke(temporal_env, "send", sid, "pay both", "--message-id", "m1")
+        stray = await invoke(temporal_env, "approve", sid, "c1", "--as", "al", "--for", "60")
+        bad = await invoke(
+            temporal_env, "approve", sid, "c1", "--as", "al", "--remember", "--when", "[1]"
+        )
+        when = '{"properties": {"amount": {"maximum": 100}}}'
+        approved = await invoke(
+            temporal_env, "approve", sid, "c1", "--as", "al", "--remember", "--when", when
+        )
+        listing = await w.sessions.tool_approvals(sid)
+        await w.sessions.reject_tool_call(sid, "c2", "al")
+        final = await w.sessions.message_result(sid, "m1")
+    assert stray.exit_code == 2 and "--for and --when go with --remember" in stray.stderr
+    assert bad.exit_code == 2 and "INVALID_JSON" in bad.stderr
+    assert approved.exit_code == 0, approved.output
+    assert [p.call_id for p in listing.pending] == ["c2"]  # 250 is over the condition
+    [policy] = listing.policies
+    assert (policy.tool, policy.approved_by, policy.expires_at) == ("pay", "al", None)
+    assert final.status == "completed" and [a for a, _, _ in payments.made] == [5]

@@ -7,6 +7,7 @@ import pytest
 import pytest_asyncio
 from temporalio.client import WorkflowUpdateFailedError
 
+from durable_loop.core.approvals import Remember
 from durable_loop.core.decider_rules import MAX_APPROVER_CHARS, MAX_COMMENT_CHARS
 from durable_loop.core.errors import DurableLoopError
 from durable_loop.store import StoreConfig
@@ -14,7 +15,7 @@ from durable_loop.store.workspace import open_workspace_store
 from durable_loop.testing import reply
 from durable_loop.testing.pytest_plugin import running_test_environment
 from tests.conftest import unique
-from tests.workflows.approval_kit import Payments, approval_settings
+from tests.workflows.approval_kit import Payments, approval_settings, hour
 from tests.workflows.proposal_kit import tool_envelopes
 from tests.workflows.test_session import wait_until
 
@@ -220,3 +221,76 @@ async def test_only_a_listed_approver_may_decide_a_tool_and_a_refusal_is_audited
     assert decided.decided_by == "alice" and len(payments.made) == 1
     audit = [(a.op, a.actor) for a in await ws.audit(sid) if a.target == "tool"]
     assert audit == [("refused", "mallory"), ("refused", "mallory"), ("confirm", "alice")]
+
+
+async def test_approve_and_remember_runs_waiting_and_later_calls_the_condition_allows(
+    loop_worker, scripted_llm, temporal_env, ws
+):
+    """One approval with ``remember`` (amounts up to 100, for an hour) lets the call already
+    waiting that it allows run once, and a later call within it run without waiting; a
+    call over the condition, and any call after the hour, wait for a person again."""
+    payments = Payments()
+    model, sid = unique("m"), unique("s")
+    small, large = {"amount": 50, "to": "acme"}, {"amount": 500, "to": "acme"}
+    scripted_llm.script(
+        model,
+        [
+            reply.tool_calls(("pay", small, "c1"), ("pay", {"amount": 60, "to": "b"}, "c2")),
+            reply.text("Both paid."),
+            reply.tool_call("pay", {"amount": 70, "to": "c"}, "c3"),
+            reply.text("Paid without asking."),
+            reply.tool_call("pay", large, "c4"),
+            reply.text("Large one waited."),
+            reply.tool_call("pay", small, "c5"),
+            reply.text("Asked again after the hour."),
+        ],
+    )
+    async with loop_worker(payments.registry()) as w:
+        await w.sessions.start(sid, approval_settings(scripted_llm, model, temporal_env))
+        first = await w.sessions.send(sid, "pay two")
+        held = {p.call_id: p for p in first.pending_approvals}
+        bad = held["c1"].decision(
+            "reject", "alice", remember=Remember(for_s=hour(temporal_env).total_seconds())
+        )
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await w.sessions.decide_tool_call(sid, bad)
+        remember = Remember(
+            for_s=hour(temporal_env).total_seconds(),
+            condition={"properties": {"amount": {"maximum": 100}}},
+        )
+        await w.sessions.decide_tool_call(
+            sid, held["c1"].decision("confirm", "alice", remember=remember)
+        )
+        done = await w.sessions.message_result(sid, first.message_id)
+        second = await w.sessions.send(sid, "pay c")
+        third = await w.sessions.send(sid, "pay large")
+        listing = await w.sessions.tool_approvals(sid)
+        await w.sessions.reject_tool_call(
+            sid, "c4", "alice", fingerprint=third.pending_approvals[0].fingerprint
+        )
+        await w.sessions.message_result(sid, third.message_id)
+        await temporal_env.sleep(2 * hour(temporal_env))
+        fourth = await w.sessions.send(sid, "pay small again")
+        await w.sessions.reject_tool_call(
+            sid, "c5", "alice", fingerprint=fourth.pending_approvals[0].fingerprint
+        )
+    assert refused.value.cause.type == "INVALID_DECISION"
+    assert "only an approval can be remembered" in str(refused.value.cause)
+    assert done.status == "completed" and done.reply == "Both paid."
+    assert second.status == "completed" and second.pending_approvals == []
+    assert [p.call_id for p in third.pending_approvals] == ["c4"]
+    assert [p.call_id for p in fourth.pending_approvals] == ["c5"]  # the hour is over
+    assert sorted(a for a, _, _ in payments.made) == [50, 60, 70]
+    [policy] = listing.policies
+    assert (policy.tool, policy.approved_by, policy.call_id) == ("pay", "alice", "c1")
+    assert policy.expires_at is not None and policy.condition == remember.condition
+    decided = {d.call_id: (d.status, d.decided_by) for d in listing.decided}
+    assert decided["c2"] == ("confirmed", "alice")
+    audit = [(a.op, a.actor, a.call_id) for a in await ws.audit(sid) if a.target == "tool"]
+    assert audit[:5] == [
+        ("refused", "alice", "c1"),
+        ("confirm", "alice", "c1"),
+        ("allow", "alice", "c1"),
+        ("confirm", "alice", "c2"),
+        ("confirm", "alice", "c3"),
+    ]

@@ -3,7 +3,8 @@ the session, a tool call held for approval or a proposal.
 
 Both listings are read at once; the decision is bound to the fingerprint of what is
 pending right now (or to ``--fingerprint``, the one a UI showed) and sent as an Update, so
-a stale, unknown, expired or already decided decision is refused before it enters history.
+a stale, unknown, expired or already decided decision is refused with its code (and
+audited). ``approve --remember`` keeps a standing approval of the tool.
 An ID the session never had gets NOT_PENDING and the list of what does wait; one already
 decided gets ALREADY_DECIDED and how it was decided.
 """
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
     from pydantic import JsonValue
 
-    from durable_loop.core.approval_models import ToolApprovalList, ToolCallDecided
+    from durable_loop.core.approval_models import Remember, ToolApprovalList, ToolCallDecided
     from durable_loop.core.proposals import DecisionResult, ProposalList, Verdict
 
 Session = Annotated[str, typer.Argument(help="Session id (workflow id session-<ID>).")]
@@ -55,6 +56,26 @@ def approve(
         ),
     ] = None,
     fingerprint: Fingerprint = None,
+    remember: Annotated[
+        bool,
+        typer.Option(
+            "--remember",
+            help="A tool call only: approve later calls of the same tool too (for the rest "
+            "of the session, or --for); calls already waiting that it allows run now.",
+        ),
+    ] = False,
+    remember_for: Annotated[
+        float | None,
+        typer.Option("--for", help="With --remember: for this many seconds.", min=1),
+    ] = None,
+    remember_when: Annotated[
+        str | None,
+        typer.Option(
+            "--when",
+            help="With --remember: only calls whose arguments match this JSON Schema, e.g. "
+            '\'{"properties": {"amount": {"maximum": 100}}}\'.',
+        ),
+    ] = None,
     as_json: AsJson = False,
     address: Address = None,
     namespace: Namespace = None,
@@ -64,8 +85,18 @@ def approve(
     facts change is committed (once); the model is told."""
     temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
     edited = parse_arguments(arguments)
+    kept = remembered(remember, remember_for, remember_when)
     decide(
-        session_id, target_id, "confirm", approver, comment, fingerprint, edited, as_json, temporal
+        session_id,
+        target_id,
+        "confirm",
+        approver,
+        comment,
+        fingerprint,
+        edited,
+        as_json,
+        temporal,
+        remember=kept,
     )
 
 
@@ -87,7 +118,20 @@ def reject(
     decide(session_id, target_id, "reject", approver, comment, fingerprint, None, as_json, temporal)
 
 
-def parse_arguments(text: str | None) -> dict[str, JsonValue] | None:
+def remembered(on: bool, for_s: float | None, when: str | None) -> Remember | None:
+    from durable_loop.cli.errors import CliError
+    from durable_loop.core.approvals import Remember
+    from durable_loop.core.errors import ErrorCode
+
+    if not on:
+        if for_s is not None or when is not None:
+            raise CliError(ErrorCode.INVALID_DECISION, "--for and --when go with --remember")
+        return None
+    condition = parse_arguments(when, option="--when")
+    return Remember(for_s=for_s, condition=condition)
+
+
+def parse_arguments(text: str | None, option: str = "--args") -> dict[str, JsonValue] | None:
     if text is None:
         return None
     import json
@@ -98,9 +142,9 @@ def parse_arguments(text: str | None) -> dict[str, JsonValue] | None:
     try:
         edited = json.loads(text)
     except ValueError as err:
-        raise CliError(ErrorCode.INVALID_JSON, f"--args is not JSON: {err}") from None
+        raise CliError(ErrorCode.INVALID_JSON, f"{option} is not JSON: {err}") from None
     if not isinstance(edited, dict):
-        raise CliError(ErrorCode.INVALID_JSON, "--args must be a JSON object")
+        raise CliError(ErrorCode.INVALID_JSON, f"{option} must be a JSON object")
     return edited
 
 
@@ -114,6 +158,8 @@ def decide(
     arguments: dict[str, JsonValue] | None,
     as_json: bool,
     temporal: dict[str, object],
+    *,
+    remember: Remember | None = None,
 ) -> None:
     import asyncio
 
@@ -122,7 +168,17 @@ def decide(
     from durable_loop.core.visible_text import visible
 
     decided = asyncio.run(
-        _send(session_id, target_id, verdict, approver, comment, fingerprint, arguments, temporal)
+        _send(
+            session_id,
+            target_id,
+            verdict,
+            approver,
+            comment,
+            fingerprint,
+            arguments,
+            temporal,
+            remember,
+        )
     )
     if as_json:
         typer.echo(decided.model_dump_json(indent=2))
@@ -145,6 +201,7 @@ async def _send(
     fingerprint: str | None,
     arguments: dict[str, JsonValue] | None,
     temporal: dict[str, object],
+    remember: Remember | None,
 ) -> ToolCallDecided | DecisionResult:
     import asyncio
 
@@ -174,10 +231,11 @@ async def _send(
                 arguments=arguments,
                 fingerprint=fingerprint,
                 listing=held,
+                remember=remember,
             )
             return await calls.decide(session_id, call)
         if target_id in proposal_ids:
-            if arguments is not None:
+            if arguments is not None or remember is not None:
                 _refuse_arguments(target_id)
             if fingerprint is None and verdict == "confirm":
                 decision = await proposals.decision_for(
@@ -203,7 +261,7 @@ def _refuse_arguments(proposal_id: str) -> NoReturn:
 
     raise CliError(
         ErrorCode.INVALID_DECISION,
-        f"{proposal_id} is a proposal: --args edits a tool call's arguments only",
+        f"{proposal_id} is a proposal: --args and --remember are for tool calls only",
     )
 
 

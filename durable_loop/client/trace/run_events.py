@@ -4,7 +4,8 @@ Updates are decoded by name (:mod:`.updates`). A decision sent by Signal is sett
 activity it leads to: the audit row of a tool-call decision (``record_decision``), the
 settlement of a proposal (``facts_commit`` / ``proposal_close``); the same records with no
 Signal before them are the expiries and the refused Signals. (An Update its validator
-refused never enters history: its caller got the code.) Pure.
+refused never enters history: its caller got the code; one its handler refused, as
+``decision-rules`` does, is shown from its failed completion.) Pure.
 """
 
 from __future__ import annotations
@@ -169,14 +170,17 @@ class EntryDecoder:
         if audit.target == "tool" and audit.call_id is not None:
             signal = self._tool_signals.pop(audit.call_id, None)
             sent = signal[1] if signal else where
+            by_signal = signal is not None
         elif audit.proposal_id is not None:
             signal = None
             proposal = self._proposal_signals.pop(audit.proposal_id, None)
             sent = proposal[1] if proposal else where
+            by_signal = proposal is not None
         else:
             return
         if audit.op == "refused":
-            self.entries.append(_refused(audit, sent))
+            if by_signal:  # a refused Update (``decision-rules``) has its own failed entry
+                self.entries.append(_refused(audit, sent))
         elif audit.target == "tool" and audit.op == "expire":
             self.entries.append(_expired(audit, where))
         elif signal is not None:
