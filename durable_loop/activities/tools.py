@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 from temporalio import activity
 
 from durable_loop.activities.dispatch import Dispatched, dispatch, with_warning
 from durable_loop.activities.heartbeat import heartbeating
+from durable_loop.activities.once_calls import OnceCalls
 from durable_loop.core import names
 from durable_loop.core.activity_contracts import (
     ListToolsInput,
@@ -22,6 +24,7 @@ from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.registry import ToolContext, ToolRegistry
 from durable_loop.core.reply_meta import ToolResultMeta
 from durable_loop.store import TranscriptStore
+from durable_loop.store.tool_attempts import ToolAttempts
 
 AFTER_CANCEL_WARNING = "this result arrived after the call was cancelled"
 
@@ -66,6 +69,7 @@ class ToolActivities:
     def __init__(self, store: TranscriptStore, registry: ToolRegistry) -> None:
         self.store = store
         self.registry = registry
+        self.once = OnceCalls(ToolAttempts(store.db, store.engine.dialect.name))
 
     @activity.defn(name=names.LIST_TOOLS)
     async def list_tools(self, inp: ListToolsInput) -> ToolCatalogOutput:
@@ -100,17 +104,25 @@ class ToolActivities:
             missing = Envelope.failure(ErrorCode.TOOL_ERROR, "call not in the store")
             done = Dispatched(missing, 0, False)
         else:
-            done = await dispatch(
-                self.registry.get(inp.name),
+            tool = self.registry.get(inp.name)
+            last_attempt = inp.max_attempts != 0 and info.attempt >= inp.max_attempts
+            raw = arguments_of(inp, calls[inp.call_index].arguments)
+            body = functools.partial(
+                dispatch,
+                tool,
                 inp.name,
-                arguments_of(inp, calls[inp.call_index].arguments),
+                raw,
                 ctx,
                 timeout_s=inp.timeout_s,
                 max_output_bytes=inp.max_output_bytes,
-                last_attempt=inp.max_attempts != 0 and info.attempt >= inp.max_attempts,
+                last_attempt=last_attempt,
                 ignore_implicit=inp.ignore_implicit_args,
                 outlast_cancel=inp.approved_by is not None,
             )
+            if tool is not None and tool.spec.effect == "once":
+                done = await self.once.run(tool, raw, ctx, body, last_attempt, inp.max_output_bytes)
+            else:
+                done = await body()
         duration_us = int((time.monotonic() - started) * 1_000_000)
         envelope = done.envelope
         note = approval_note(inp)

@@ -33,7 +33,7 @@ from sqlalchemy.engine import make_url
 
 from durable_loop.core.registry import ToolContext
 
-SIDE_EFFECTING = ("transfer",)
+SIDE_EFFECTING = ("transfer", "notify", "notify_checked")
 """Tools whose invocations count in :meth:`Ledger.counts` (the others have no effect)."""
 METADATA = MetaData()
 INVOCATIONS = Table(
@@ -130,6 +130,37 @@ class Ledger:
         with self.engine.begin() as conn:
             result = conn.execute(stmt.on_conflict_do_nothing(index_elements=["idempotency_key"]))
         return bool(result.rowcount)
+
+    def apply_each(self, ctx: ToolContext, tool: str) -> None:
+        """Apply the side effect of a tool that cannot take a key: every run of its body
+        applies it again (two runs of one call are a duplicate)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert(EFFECTS).values(
+                    idempotency_key=f"{ctx.idempotency_key}#attempt-{ctx.attempt}",
+                    session_id=ctx.session_id,
+                    call_id=ctx.call_id,
+                    turn=ctx.turn,
+                    tool=tool,
+                    amount=0,
+                    pid=os.getpid(),
+                    at=time.time(),
+                )
+            )
+
+    def applied(self, ctx: ToolContext, tool: str) -> bool:
+        """Whether any run of this call (session, call id) applied ``tool``'s effect."""
+        query = (
+            select(func.count())
+            .select_from(EFFECTS)
+            .where(
+                EFFECTS.c.session_id == ctx.session_id,
+                EFFECTS.c.call_id == ctx.call_id,
+                EFFECTS.c.tool == tool,
+            )
+        )
+        with self.engine.connect() as conn:
+            return bool(conn.execute(query).scalar_one())
 
     def counts(self, session_ids: list[str] | None = None) -> LedgerCounts:
         inv = select(func.count(), func.count(func.distinct(INVOCATIONS.c.idempotency_key))).where(

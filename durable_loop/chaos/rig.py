@@ -174,9 +174,14 @@ class ChaosRig:
             or RuntimeConfig(heartbeat_timeout_s=HEARTBEAT_TIMEOUT_S, tool_retry=TOOL_RETRY),
         )
 
-    async def wait_for_invocation(self, session_id: str, tool: str, timeout_s: float = 60) -> None:
+    async def wait_for_invocation(
+        self, session_id: str, tool: str, timeout_s: float = 60, *, count: int = 1
+    ) -> None:
+        """Until ``tool`` was invoked ``count`` times in the session (retries included)."""
+
         async def invoked() -> bool:
-            return bool(await asyncio.to_thread(self.ledger.invocations, session_id, tool))
+            runs = await asyncio.to_thread(self.ledger.invocations, session_id, tool)
+            return len(runs) >= count
 
         await eventually(invoked, timeout_s)
 

@@ -10,6 +10,7 @@ from durable_loop.chaos import (
     scenarios_approvals,
     scenarios_cancel,
     scenarios_faults,
+    scenarios_once,
     scenarios_processes,
     scenarios_workers,
 )
@@ -23,6 +24,7 @@ MODULES = (
     scenarios_processes,
     scenarios_faults,
     scenarios_approvals,
+    scenarios_once,
     scenarios_cancel,
     scenarios_workers,
 )  # importing them registers the scenarios

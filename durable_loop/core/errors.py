@@ -30,6 +30,7 @@ class ErrorCode(StrEnum):
     TOO_MANY_TOOL_CALLS = "TOO_MANY_TOOL_CALLS"
     LOCKED = "LOCKED"
     TOOL_CALL_CANCELLED = "TOOL_CALL_CANCELLED"
+    TOOL_CALL_IN_DOUBT = "TOOL_CALL_IN_DOUBT"
     SUB_AGENT_FAILED = "SUB_AGENT_FAILED"
     SUB_AGENT_TOO_DEEP = "SUB_AGENT_TOO_DEEP"
     # how a message's loop ends
@@ -169,10 +170,16 @@ class ErrorCode(StrEnum):
 
 
 FINAL_FAILURE_CODES = frozenset(
-    {ErrorCode.REQUEST_IMPOSSIBLE, ErrorCode.TOOL_CALL_REJECTED, ErrorCode.TOOL_CALL_EXPIRED}
+    {
+        ErrorCode.REQUEST_IMPOSSIBLE,
+        ErrorCode.TOOL_CALL_REJECTED,
+        ErrorCode.TOOL_CALL_EXPIRED,
+        ErrorCode.TOOL_CALL_IN_DOUBT,
+    }
 )
 """Tool-call failures that no corrected call can fix: the request has no result, a person
-rejected the call, or its approval expired. The model should tell the user, not retry."""
+rejected the call, its approval expired, or whether its effect happened is unknown (a
+repeat could do it twice). The model should tell the user, not retry."""
 
 HTTP_STATUS_PREFIX = "HTTP_"
 

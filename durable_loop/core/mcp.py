@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from durable_loop.core.errors import ConfigError, ErrorCode
+from durable_loop.core.tools import ToolEffect
 
 
 class McpServerError(ConfigError):
@@ -57,6 +58,18 @@ class McpServerConfig(BaseModel):
         description="Every call of this server's tools waits for a person (true), or the "
         "calls of the listed tools (original names)",
     )
+
+    effect: ToolEffect | dict[str, ToolEffect] = Field(
+        default="repeatable",
+        description='"once" for every tool of this server, or original tool name -> effect: '
+        "a call whose attempt died inside the server's tool is never re-run (it ends "
+        "TOOL_CALL_IN_DOUBT)",
+    )
+
+    def effect_of(self, tool: str) -> ToolEffect:
+        """The effect of ``tool`` (its original name)."""
+        effect = self.effect
+        return effect if isinstance(effect, str) else effect.get(tool, "repeatable")
 
     def gates(self, tool: str) -> bool:
         """Whether calls of ``tool`` (its original name) wait for a person's approval."""

@@ -10,7 +10,7 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, TypeVar, get_type_hints
@@ -51,11 +51,47 @@ class ToolFailure(DurableLoopError):
 
 
 @dataclass(frozen=True)
+class Reconciled:
+    """What a tool's ``reconcile`` function found about an attempt that died inside the
+    body: the effect happened (``result`` is what the model reads) or it did not (the body
+    runs now)."""
+
+    happened: bool
+    result: object = None
+
+    @classmethod
+    def done(cls, result: object = None) -> Reconciled:
+        return cls(happened=True, result=result)
+
+    @classmethod
+    def not_done(cls) -> Reconciled:
+        return cls(happened=False)
+
+
+Reconcile = Callable[[dict[str, JsonValue], ToolContext], "Reconciled | Awaitable[Reconciled]"]
+"""``reconcile(arguments, ctx)``, sync or async: asks the outside system (by
+``ctx.idempotency_key`` or the arguments) whether a call's effect happened."""
+
+
+@dataclass(frozen=True)
 class RegisteredTool:
     spec: ToolSpec
     fn: ToolFunction
     takes_context: bool
     is_async: bool
+    reconcile: Reconcile | None = None
+
+    async def reconciled(self, arguments: dict[str, JsonValue], ctx: ToolContext) -> Reconciled:
+        """Ask ``reconcile`` (the tool has one) whether the call's effect happened."""
+        assert self.reconcile is not None
+        found = self.reconcile(arguments, ctx)
+        if inspect.isawaitable(found):
+            found = await found
+        if not isinstance(found, Reconciled):
+            raise TypeError(
+                f"{self.spec.name}: reconcile returned {type(found).__name__}, not Reconciled"
+            )
+        return found
 
     async def call(
         self, arguments: dict[str, JsonValue], ctx: ToolContext, executor: Executor | None = None
@@ -163,13 +199,15 @@ class ToolRegistry:
         parameters: dict[str, JsonValue] | None = None,
         timeout_s: float | None = None,
         retry: RetrySettings | None = None,
+        reconcile: Reconcile | None = None,
         **placement: Any,
     ) -> RegisteredTool:
         """Register ``fn``; without ``parameters`` the schema comes from its signature.
 
         ``placement`` takes the other :class:`ToolSpec` fields (``dedupe``,
-        ``requires_approval``, ``local``, ``long_running``, ``task_queue``,
-        ``heartbeat_timeout_s``, ``ensemble``).
+        ``requires_approval``, ``effect``, ``local``, ``long_running``, ``task_queue``,
+        ``heartbeat_timeout_s``, ``ensemble``). ``reconcile`` goes with ``effect="once"``:
+        see :class:`Reconciled`.
         """
         spec = ToolSpec(
             name=name or fn.__name__,
@@ -179,15 +217,20 @@ class ToolRegistry:
             retry=retry,
             **placement,
         )
-        return self.add(spec, fn)
+        return self.add(spec, fn, reconcile=reconcile)
 
-    def add(self, spec: ToolSpec, fn: ToolFunction) -> RegisteredTool:
+    def add(
+        self, spec: ToolSpec, fn: ToolFunction, *, reconcile: Reconcile | None = None
+    ) -> RegisteredTool:
         """Register ``fn`` under a ready-made spec (ensembles and MCP servers build their own)."""
+        if reconcile is not None and spec.effect != "once":
+            raise ValueError(f"tool {spec.name!r}: reconcile goes with effect='once'")
         tool = RegisteredTool(
             spec=spec,
             fn=fn,
             takes_context="ctx" in inspect.signature(fn).parameters,
             is_async=inspect.iscoroutinefunction(fn),
+            reconcile=reconcile,
         )
         self._add(tool)
         return tool
@@ -199,6 +242,7 @@ class ToolRegistry:
         description: str | None = None,
         timeout_s: float | None = None,
         retry: RetrySettings | None = None,
+        reconcile: Reconcile | None = None,
         **placement: Any,
     ) -> Callable[[F], F]:
         """Decorator form of :meth:`register`."""
@@ -210,6 +254,7 @@ class ToolRegistry:
                 description=description,
                 timeout_s=timeout_s,
                 retry=retry,
+                reconcile=reconcile,
                 **placement,
             )
             return fn

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
@@ -25,6 +26,12 @@ def _empty_object_schema() -> dict[str, JsonValue]:
     return {"type": "object", "properties": {}}
 
 
+ToolEffect = Literal["repeatable", "once"]
+"""What retrying a call's attempt may do: ``repeatable`` (run the body again: at least once,
+exactly once for a tool that honours ``ctx.idempotency_key``) or ``once`` (never again
+without knowing whether the first attempt's effect happened)."""
+
+
 class ToolSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -44,6 +51,13 @@ class ToolSpec(BaseModel):
     )
     requires_approval: bool = Field(
         default=False, description="Each call waits for a person's decision before it runs"
+    )
+    effect: ToolEffect = Field(
+        default="repeatable",
+        description='"once": the effect must not be repeated blindly. The runtime records '
+        "that an attempt began before the body runs; an attempt that died inside it (a worker "
+        "killed, a timeout) is never re-run: the tool's reconcile function says whether it "
+        "happened, or the call ends TOOL_CALL_IN_DOUBT",
     )
     long_running: bool = Field(
         default=False,

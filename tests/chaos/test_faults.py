@@ -99,3 +99,23 @@ async def test_an_approved_call_runs_once_when_the_worker_dies_after_it_ran(chao
 async def test_a_held_call_survives_a_server_restart_and_runs_once_approved(chaos_rig):
     result = await run(chaos_rig, "approval_survives_server_restart")
     assert result.side_effects == 1
+
+
+async def test_a_keyless_once_call_killed_in_its_body_ends_in_doubt_not_twice(chaos_rig):
+    result = await run(chaos_rig, "once_call_worker_killed_in_body")
+    assert result.details["notify_attempts"] == [1] and result.side_effects == 1
+
+
+async def test_a_once_call_killed_in_its_body_is_settled_by_its_reconcile_check(chaos_rig):
+    result = await run(chaos_rig, "once_call_reconciled_after_kill")
+    assert result.details["notify_checked_attempts"] == [1] and result.side_effects == 1
+
+
+async def test_a_once_call_killed_three_times_before_its_effect_goes_out_once(chaos_rig):
+    result = await run(chaos_rig, "once_call_killed_three_times_before_its_effect")
+    assert len(result.details["notify_checked_attempts"]) == 4 and result.side_effects == 1
+
+
+async def test_a_once_call_whose_reconcile_check_fails_stays_in_doubt(chaos_rig):
+    result = await run(chaos_rig, "once_call_reconcile_fails")
+    assert result.details["notify_checked_attempts"] == [1] and result.side_effects == 1

@@ -96,7 +96,12 @@ def test_registry_exposes_typed_schemas():
         "type": "object",
         "properties": {"expression": {"type": "string"}},
         "required": ["expression"],
+        "additionalProperties": False,
     }
-    assert specs["note_list"].parameters == {"type": "object", "properties": {}}
+    assert specs["note_list"].parameters == {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
     assert specs["note_add"].description.startswith("Save a short note")
     assert registry.get("note_add").takes_context

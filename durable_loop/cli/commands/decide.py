@@ -120,7 +120,7 @@ def reject(
 
 def remembered(on: bool, for_s: float | None, when: str | None) -> Remember | None:
     from durable_loop.cli.errors import CliError
-    from durable_loop.core.approvals import Remember
+    from durable_loop.core.approval_models import Remember
     from durable_loop.core.errors import ErrorCode
 
     if not on:

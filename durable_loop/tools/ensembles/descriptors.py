@@ -41,15 +41,16 @@ import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from durable_loop.core.errors import ConfigError, ErrorCode
-from durable_loop.core.registry import ToolFunction
+from durable_loop.core.registry import Reconcile, ToolFunction
 from durable_loop.core.retry import RetrySettings
 from durable_loop.core.sub_agent_config import SubAgentConfig
-from durable_loop.core.tools import ToolSpec, check_tool_name
+from durable_loop.core.tools import ToolEffect, ToolSpec, check_tool_name
 from durable_loop.tools.ensembles.model import Ensemble, EnsembleDefaults
 from durable_loop.tools.ensembles.toml_lines import KeyPath, PathPart, dotted, key_lines, line_of
 
@@ -112,6 +113,13 @@ class ToolHeader(_Strict):
     retry: RetrySettings | None = None
     dedupe: bool | None = None
     requires_approval: bool | None = None
+    effect: ToolEffect | None = None
+    reconcile: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$",
+        description='With effect = "once": module:function asked whether a call whose '
+        "attempt died inside the body took effect",
+    )
     local: bool | None = None
     long_running: bool | None = None
     task_queue: str | None = None
@@ -201,9 +209,16 @@ def import_callable(path: str) -> ToolFunction:
     return target
 
 
+class LoadedTool(NamedTuple):
+    spec: ToolSpec
+    fn: ToolFunction | None
+    enabled: bool
+    reconcile: Reconcile | None = None
+
+
 def _load_tool(
     path: Path, problems: _Problems, field: KeyPath, enabled_override: bool | None
-) -> tuple[ToolSpec, ToolFunction | None, bool] | None:
+) -> LoadedTool | None:
     loaded = _read_toml(path, problems, field)
     if loaded is None:
         return None
@@ -228,23 +243,34 @@ def _load_tool(
             description=header.description,
             parameters=descriptor.arguments,
             **header.model_dump(
-                exclude={"name", "description", "enabled", "callable"}, exclude_none=True
+                exclude={"name", "description", "enabled", "callable", "reconcile"},
+                exclude_none=True,
             ),
         )
     except ValidationError as err:
         own.pydantic(err, skip={("name",)})
         return None
+    if header.reconcile is not None and header.effect != "once":
+        own.add(("tool", "reconcile"), 'reconcile goes with effect = "once"')
     if own.reported:
         return None
     enabled = header.enabled if enabled_override is None else enabled_override
     fn: ToolFunction | None = None
+    reconcile: Reconcile | None = None
     if enabled:
-        try:
-            fn = import_callable(header.callable)
-        except (ImportError, AttributeError, TypeError, ValueError) as err:
-            own.add(("tool", "callable"), f"cannot import {header.callable!r}: {err}")
-            return None
-    return spec, fn, enabled
+        for key, target in (("callable", header.callable), ("reconcile", header.reconcile)):
+            if target is None:
+                continue
+            try:
+                found = import_callable(target)
+            except (ImportError, AttributeError, TypeError, ValueError) as err:
+                own.add(("tool", key), f"cannot import {target!r}: {err}")
+                return None
+            if key == "callable":
+                fn = found
+            else:
+                reconcile = found
+    return LoadedTool(spec, fn, enabled, reconcile)
 
 
 def _explicit(spec: ToolSpec) -> set[str]:
@@ -280,11 +306,17 @@ def _load_one(path: Path, out: list[DescriptorProblem]) -> Ensemble | None:
         tool = _load_tool(path.parent / source.source, problems, field, override)
         if tool is None:
             continue
-        spec, fn, enabled = tool
+        spec, fn, enabled, reconcile = tool
         if spec.name in ensemble.tool_names():
             problems.add(field, f"tool {spec.name!r} is declared twice in this ensemble")
             continue
-        ensemble.add(spec, fn or _unavailable(spec.name), enabled=enabled, explicit=_explicit(spec))
+        ensemble.add(
+            spec,
+            fn or _unavailable(spec.name),
+            enabled=enabled,
+            explicit=_explicit(spec),
+            reconcile=reconcile,
+        )
     for index, config in enumerate(descriptor.sub_agents):
         field = ("sub_agents", index, "name")
         if config.name in config.tools:

@@ -20,10 +20,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from durable_loop.core.registry import ToolFunction, ToolRegistry
+from durable_loop.core.registry import Reconcile, ToolFunction, ToolRegistry
 from durable_loop.core.retry import RetrySettings
 from durable_loop.core.sub_agent_config import SubAgentConfig
-from durable_loop.core.tools import ToolSpec, check_tool_name
+from durable_loop.core.tools import ToolEffect, ToolSpec, check_tool_name
 
 F = TypeVar("F", bound=ToolFunction)
 
@@ -39,6 +39,7 @@ class EnsembleDefaults(BaseModel):
     heartbeat_timeout_s: float | None = Field(default=None, gt=0)
     dedupe: bool | None = None
     requires_approval: bool | None = None
+    effect: ToolEffect | None = None
     local: bool | None = None
     long_running: bool | None = None
 
@@ -52,6 +53,7 @@ class EnsembleTool:
     fn: ToolFunction
     enabled: bool = True
     explicit: frozenset[str] = frozenset()
+    reconcile: Reconcile | None = None
 
 
 class Ensemble:
@@ -77,13 +79,14 @@ class Ensemble:
         *,
         enabled: bool = True,
         explicit: Iterable[str] | None = None,
+        reconcile: Reconcile | None = None,
     ) -> EnsembleTool:
         """Add a tool under a ready-made spec; ``explicit`` names fields defaults must not fill
         (default: the fields set when the spec was built)."""
         if spec.name in self._tools:
             raise ValueError(f"ensemble {self.name!r}: tool {spec.name!r} is already declared")
         fields = frozenset(explicit if explicit is not None else spec.model_fields_set)
-        tool = EnsembleTool(spec=spec, fn=fn, enabled=enabled, explicit=fields)
+        tool = EnsembleTool(spec=spec, fn=fn, enabled=enabled, explicit=fields, reconcile=reconcile)
         self._tools[spec.name] = tool
         return tool
 
@@ -101,7 +104,10 @@ class Ensemble:
         built = ToolRegistry().register(
             fn, name=name, description=description, parameters=parameters, **options
         )
-        return self.add(built.spec, fn, enabled=enabled, explicit=options.keys())
+        explicit = options.keys() - {"reconcile"}
+        return self.add(
+            built.spec, fn, enabled=enabled, explicit=explicit, reconcile=built.reconcile
+        )
 
     def tool(self, **options: Any) -> Callable[[F], F]:
         """Decorator form of :meth:`register`."""
@@ -146,7 +152,7 @@ class Ensemble:
             return registry
         for tool in self._tools.values():
             if tool.enabled:
-                registry.add(self._effective(tool), tool.fn)
+                registry.add(self._effective(tool), tool.fn, reconcile=tool.reconcile)
         for config in self._sub_agents.values():
             registry.add_sub_agent(config, ensemble=self.name)
         return registry

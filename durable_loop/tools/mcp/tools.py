@@ -70,6 +70,7 @@ def ensemble_for(
             description=(tool.description or tool.title or tool.name)[:MAX_DESCRIPTION],
             parameters=tool.input_schema,
             requires_approval=config.gates(tool.name),
+            effect=config.effect_of(tool.name),
         )
         ensemble.add(spec, mcp_invoker(pool, config.name, tool.name), explicit=())
         originals[name] = tool.name

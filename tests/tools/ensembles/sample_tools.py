@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from durable_loop.core.registry import Reconciled
+
 NOTES = {"groceries": "milk, eggs", "todo": "call mum"}
 
 
@@ -14,3 +16,8 @@ def word_count(text: str) -> int:
 
 
 not_callable = 42
+
+
+def word_count_done(arguments: dict, ctx: object) -> Reconciled:
+    """A reconcile check for ``word_count`` declared ``effect = "once"``."""
+    return Reconciled.done(len(str(arguments.get("text", "")).split()))

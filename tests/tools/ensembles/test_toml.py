@@ -216,3 +216,29 @@ def test_requires_approval_from_the_tool_or_the_ensemble_defaults(tmp_path):
     )
     registry = registry_from([load_ensemble(write(tmp_path, files))])
     assert registry.get("read_note").spec.requires_approval
+
+
+def test_effect_once_and_its_reconcile_from_the_tool_or_the_ensemble_defaults(tmp_path):
+    files = valid_files()
+    files["tools/word_count.toml"] = WORD_COUNT.replace(
+        "local = true",
+        'effect = "once"\nreconcile = "tests.tools.ensembles.sample_tools:word_count_done"',
+    )
+    registry = registry_from([load_ensemble(write(tmp_path, files))])
+    counted = registry.get("word_count")
+    assert counted.spec.effect == "once" and counted.reconcile is not None
+    assert registry.get("read_note").spec.effect == "repeatable"
+    files["notes.toml"] = NOTES_ENSEMBLE.replace("[defaults]", '[defaults]\neffect = "once"')
+    registry = registry_from([load_ensemble(write(tmp_path, files))])
+    assert registry.get("read_note").spec.effect == "once"
+
+
+def test_a_reconcile_without_effect_once_is_a_located_problem(tmp_path):
+    files = valid_files()
+    files["tools/word_count.toml"] = WORD_COUNT.replace(
+        "local = true", 'reconcile = "tests.tools.ensembles.sample_tools:word_count_done"'
+    )
+    with pytest.raises(EnsembleLoadError) as err:
+        load_ensemble(write(tmp_path, files))
+    assert problems_of(err) == [("word_count.toml", 5, "tool.reconcile")]
+    assert 'reconcile goes with effect = "once"' in err.value.problems[0].message

@@ -138,3 +138,12 @@ async def test_requires_approval_marks_the_listed_tools_of_a_server():
     assert specs["toy_refuse"].requires_approval
     assert not specs["toy_shout_text"].requires_approval
     assert all(s.requires_approval for n, s in specs.items() if n.startswith("all_"))
+
+
+async def test_effect_marks_the_listed_tools_of_a_server_once():
+    async with McpPool([toy(effect={"refuse": "once"}), toy(name="all", effect="once")]) as pool:
+        registry, _ = await mcp_registry(pool)
+    specs = registry.catalog().by_name()
+    assert specs["toy_refuse"].effect == "once"
+    assert specs["toy_shout_text"].effect == "repeatable"
+    assert all(s.effect == "once" for n, s in specs.items() if n.startswith("all_"))

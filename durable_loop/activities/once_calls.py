@@ -1,0 +1,98 @@
+"""Running a call of an ``effect="once"`` tool: never its body twice without knowing.
+
+Before the body runs, the attempt is marked in the store (:mod:`durable_loop.store.
+tool_attempts`). An attempt that finds a marker left by an earlier one, and no result, knows
+that attempt died inside the body (a worker killed, an activity timeout): the effect may or
+may not have happened. It asks the tool's ``reconcile`` function, if the tool has one:
+"it happened" makes its result the call's result, "it did not" runs the body now. A
+``reconcile`` that raises is retried with the activity; without one, or when it fails on the
+last attempt, the call ends ``TOOL_CALL_IN_DOUBT`` and the body is not run again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from durable_loop.activities.dispatch import (
+    Dispatched,
+    bound_output,
+    parse_arguments,
+    to_envelope,
+    with_warning,
+)
+from durable_loop.core.envelope import Envelope
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.registry import RegisteredTool, ToolContext
+from durable_loop.store.tool_attempts import ToolAttempts
+
+RECONCILED_WARNING = (
+    "an earlier attempt of this call stopped inside the tool; the tool's reconcile check "
+    "found that its effect happened: this is that result (the tool did not run again)"
+)
+
+
+def in_doubt(name: str, prior: int, why: str) -> Dispatched:
+    message = (
+        f"whether {name!r} took effect is unknown: attempt {prior} stopped inside the tool "
+        f"({why}) and it was not run again, so it is not done twice. Do not call it again "
+        "without asking the user; tell them what you know."
+    )
+    return Dispatched(Envelope.failure(ErrorCode.TOOL_CALL_IN_DOUBT, message), 0, True)
+
+
+class OnceCalls:
+    def __init__(self, attempts: ToolAttempts) -> None:
+        self.attempts = attempts
+
+    async def run(
+        self,
+        tool: RegisteredTool,
+        raw_arguments: str,
+        ctx: ToolContext,
+        body: Callable[[], Awaitable[Dispatched]],
+        last_attempt: bool,
+        max_output_bytes: int,
+    ) -> Dispatched:
+        key = ctx.idempotency_key
+        prior = await self.attempts.begin(
+            key, session_id=ctx.session_id, call_id=ctx.call_id, attempt=ctx.attempt
+        )
+        if prior is not None:
+            settled = await self._settle(
+                tool, raw_arguments, ctx, prior, last_attempt, max_output_bytes
+            )
+            if settled is not None:
+                return settled
+            await self.attempts.renew(key, ctx.attempt)
+        try:
+            return await body()
+        except Exception:  # the tool raised: it said it failed, so a retry may run it again
+            await self.attempts.end(key)
+            raise
+
+    async def _settle(
+        self,
+        tool: RegisteredTool,
+        raw_arguments: str,
+        ctx: ToolContext,
+        prior: int,
+        last_attempt: bool,
+        max_output_bytes: int,
+    ) -> Dispatched | None:
+        """The call's result when an earlier attempt died in the body; None: run it now."""
+        name = tool.spec.name
+        if tool.reconcile is None:
+            return in_doubt(name, prior, "the tool has no reconcile check")
+        arguments = parse_arguments(raw_arguments)
+        if isinstance(arguments, Envelope):
+            return in_doubt(name, prior, "its arguments cannot be read")
+        try:
+            found = await tool.reconciled(arguments, ctx)
+        except Exception as err:
+            if not last_attempt:
+                raise
+            return in_doubt(name, prior, f"its reconcile check failed: {type(err).__name__}: {err}")
+        if not found.happened:
+            return None
+        envelope, size = bound_output(to_envelope(found.result), max_output_bytes)
+        return Dispatched(with_warning(envelope, RECONCILED_WARNING), size, True)

@@ -1,0 +1,100 @@
+"""Scenarios around tools declared ``effect="once"`` that cannot take an idempotency key:
+the worker dies inside the body. The body never runs twice: without ``reconcile`` the call
+ends TOOL_CALL_IN_DOUBT, with one the check settles it, and a check that keeps failing
+leaves the call in doubt, never run again."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import JsonValue
+
+from durable_loop.chaos.rig import ChaosRig
+from durable_loop.chaos.scenario import Tracker, scenario
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.results import RunResult
+from durable_loop.testing import reply
+
+HOLD_S = 30.0
+
+
+async def killed_in_body(
+    rig: ChaosRig, t: Tracker, label: str, tool: str, arguments: dict[str, JsonValue], kills: int
+) -> tuple[str, RunResult]:
+    """A session whose one call of ``tool`` has its worker SIGKILLed ``kills`` times inside
+    the body (each after the attempt's invocation is recorded); the message's result."""
+    sid, model = rig.new_session(label)
+    t.session(sid)
+    rig.llm.script(model, [reply.tool_call(tool, arguments, "call_once"), reply.text("told")])
+    sending = asyncio.create_task(
+        rig.sessions.start_and_send(sid, rig.settings(model), "send it", message_id="m1")
+    )
+    for kill in range(1, kills + 1):
+        await rig.wait_for_invocation(sid, tool, count=kill)
+        await rig.kill_worker()
+        t.fault(f"worker SIGKILL inside an effect='once' body (kill {kill} of {kills})")
+        await rig.start_worker()
+    result = await asyncio.wait_for(sending, 180)
+    t.ended(sid, result, reply="told")
+    runs = await asyncio.to_thread(rig.ledger.invocations, sid, tool)
+    t.result.details[f"{tool}_attempts"] = runs  # type: ignore[assignment]
+    return sid, result
+
+
+def call_codes(result: RunResult) -> list[str]:
+    return [code for call in result.tool_calls for code in call.error_codes]
+
+
+@scenario(
+    "once_call_worker_killed_in_body",
+    "SIGKILL the worker inside a keyless effect='once' tool after its message went out; "
+    "the call ends TOOL_CALL_IN_DOUBT and the message is never sent twice",
+)
+async def once_call_worker_killed_in_body(rig: ChaosRig, t: Tracker) -> None:
+    sid, result = await killed_in_body(
+        rig, t, "once-doubt", "notify", {"text": "hi", "hold_s": HOLD_S}, kills=1
+    )
+    t.expect(call_codes(result) == [ErrorCode.TOOL_CALL_IN_DOUBT], f"{call_codes(result)}")
+    t.expect(rig.ledger.invocations(sid, "notify") == [1], "the body ran once, never again")
+    t.expect(rig.ledger.effects(sid) == 1, "the message went out once")
+
+
+@scenario(
+    "once_call_reconciled_after_kill",
+    "SIGKILL the worker inside an effect='once' tool with a reconcile check, after its "
+    "message went out; the check finds it and the call ends ok without running again",
+)
+async def once_call_reconciled_after_kill(rig: ChaosRig, t: Tracker) -> None:
+    sid, result = await killed_in_body(
+        rig, t, "once-found", "notify_checked", {"text": "hi", "hold_s": HOLD_S}, kills=1
+    )
+    t.expect(call_codes(result) == [], f"the call ended ok: {call_codes(result)}")
+    t.expect(rig.ledger.invocations(sid, "notify_checked") == [1], "the body ran once")
+    t.expect(rig.ledger.effects(sid) == 1, "the message went out once")
+
+
+@scenario(
+    "once_call_killed_three_times_before_its_effect",
+    "SIGKILL the worker three times in a row inside an effect='once' tool, each before its "
+    "message went out; each time the check says it did not happen, and it goes out once",
+)
+async def once_call_killed_three_times(rig: ChaosRig, t: Tracker) -> None:
+    arguments: dict[str, JsonValue] = {"text": "hi", "hold_before_s": 8.0}
+    sid, result = await killed_in_body(rig, t, "once-thrice", "notify_checked", arguments, kills=3)
+    t.expect(call_codes(result) == [], f"the call ended ok: {call_codes(result)}")
+    runs = rig.ledger.invocations(sid, "notify_checked")
+    t.expect(len(runs) == 4, f"three killed runs and the one that finished: {runs}")
+    t.expect(rig.ledger.effects(sid) == 1, "the message went out once")
+
+
+@scenario(
+    "once_call_reconcile_fails",
+    "SIGKILL the worker inside an effect='once' tool whose reconcile check itself fails on "
+    "every attempt; the call ends TOOL_CALL_IN_DOUBT and the body never runs again",
+)
+async def once_call_reconcile_fails(rig: ChaosRig, t: Tracker) -> None:
+    arguments: dict[str, JsonValue] = {"text": "hi", "hold_s": HOLD_S, "check": "broken"}
+    sid, result = await killed_in_body(rig, t, "once-broken", "notify_checked", arguments, kills=1)
+    t.expect(call_codes(result) == [ErrorCode.TOOL_CALL_IN_DOUBT], f"{call_codes(result)}")
+    t.expect(rig.ledger.invocations(sid, "notify_checked") == [1], "the body ran once")
+    t.expect(rig.ledger.effects(sid) == 1, "the message went out once")

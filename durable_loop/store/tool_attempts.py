@@ -1,0 +1,77 @@
+"""The attempt markers of ``effect="once"`` tools: a row written before the body runs.
+
+A row keyed by the call's idempotency key says "an attempt of this call started its body
+and has not told how it ended". The tool activity writes it before the body, deletes it
+when the body raised (the tool itself said it failed: retrying is its own business), and
+leaves it once a result is stored (the result row answers every later attempt first). So a
+later attempt that finds a row and no result knows the attempt before it died inside the
+body: the effect may or may not have happened, and the body must not simply run again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import cast
+
+from sqlalchemy import (
+    Connection,
+    DateTime,
+    Integer,
+    String,
+    Table,
+    bindparam,
+    delete,
+    func,
+    select,
+    update,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from durable_loop.store.database import Database, insert_ignore
+from durable_loop.store.schema import Base
+
+
+class ToolAttemptRow(Base):
+    __tablename__ = "tool_attempts"
+
+    idempotency_key: Mapped[str] = mapped_column(String(400), primary_key=True)
+    session_id: Mapped[str] = mapped_column(String(200))
+    call_id: Mapped[str] = mapped_column(String(200))
+    attempt: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+ATTEMPTS = cast(Table, ToolAttemptRow.__table__)
+_KEY = ATTEMPTS.c.idempotency_key == bindparam("key")
+GET = select(ATTEMPTS.c.attempt).where(_KEY)
+RENEW = update(ATTEMPTS).where(_KEY).values(attempt=bindparam("new_attempt"))
+END = delete(ATTEMPTS).where(_KEY)
+
+
+class ToolAttempts:
+    def __init__(self, db: Database, dialect: str) -> None:
+        self.db = db
+        self._insert = insert_ignore(ATTEMPTS, dialect)
+
+    async def begin(self, key: str, *, session_id: str, call_id: str, attempt: int) -> int | None:
+        """Mark that ``attempt`` starts the body; the attempt an earlier marker names (which
+        is then kept as it is) when one exists, else None."""
+        row = {"idempotency_key": key, "session_id": session_id, "call_id": call_id}
+
+        def work(conn: Connection) -> int | None:
+            prior = conn.execute(GET, {"key": key}).scalar_one_or_none()
+            if prior is None:
+                conn.execute(self._insert, {**row, "attempt": attempt})
+            return prior
+
+        return await self.db.write(work, inline=True)
+
+    async def renew(self, key: str, attempt: int) -> None:
+        """``attempt`` runs the body after all (reconcile said the effect did not happen)."""
+        await self.db.write(
+            lambda conn: conn.execute(RENEW, {"key": key, "new_attempt": attempt}), inline=True
+        )
+
+    async def end(self, key: str) -> None:
+        """The body ended by raising: the next attempt may run it again."""
+        await self.db.write(lambda conn: conn.execute(END, {"key": key}), inline=True)
