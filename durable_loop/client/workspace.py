@@ -135,7 +135,10 @@ def _decided_call(row: AuditEntry, calls: list[ToolCall]) -> ToolCall | None:
     if row.target != "tool" or not row.call_id:
         return None
     same_id = [call for call in calls if call.id == row.call_id]
-    fingerprint = row.value.get("fingerprint") if isinstance(row.value, dict) else None
+    value = row.value if isinstance(row.value, dict) else {}
+    # a hold's fingerprint (patch decision-rules) also names where the call was held; the
+    # arguments' own fingerprint is kept beside it
+    fingerprint = value.get("arguments_fingerprint", value.get("fingerprint"))
     for call in reversed(same_id):
         if fingerprint is not None and _fingerprint(call) == fingerprint:
             return call

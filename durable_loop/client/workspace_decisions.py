@@ -81,6 +81,12 @@ def decision_lines(view: WorkspaceView) -> list[DecisionLine]:
 def _sentence(row: AuditLine, session_id: str | None) -> str | None:
     where = f" in session {row.session_id}" if row.session_id not in (None, session_id) else ""
     if row.target == "tool":
+        if row.op == "allow":
+            return (
+                f"{row.actor} approved every later call of {row.path or '?'}{where}"
+                + (f" until {_value(row, 'expires_at')}" if _value(row, "expires_at") else "")
+                + (" matching a condition" if _value(row, "condition") else "")
+            )
         call = f"tool call {row.call_id or '?'} ({_about(row.path, row.turn)}){where}"
         return _decision(row, call, TOOL_VERBS)
     if row.target == "proposal":

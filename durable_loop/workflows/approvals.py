@@ -43,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
         needs_approval,
         policy_allowing,
         remember_problem,
+        tool_call_fingerprint,
     )
     from durable_loop.core.config import SessionSettings
     from durable_loop.core.decider_rules import refused_comment
@@ -161,7 +162,7 @@ class ApprovalBook:
                 continue
             policy = policy_allowing(self.policies, call.name, arguments, now)
             if policy is not None:
-                await self._audit_by_policy(policy, call.id, turn, decision.result_seq)
+                await self._audit_by_policy(policy, decision, turn, stored.fingerprint)
                 continue
             pending = PendingToolCall(
                 call_id=call.id,
@@ -326,7 +327,10 @@ class ApprovalBook:
                 note = f"allowed by {approver}'s standing approval (set on {approved.call_id})"
                 await self._settle(waiting, "confirmed", approver, note, None)
 
-    async def _audit_by_policy(self, policy: ToolPolicy, call_id: str, turn: int, seq: int) -> None:
+    async def _audit_by_policy(
+        self, policy: ToolPolicy, decision: CallDecision, turn: int, arguments_fingerprint: str
+    ) -> None:
+        call_id, seq = decision.call.id, decision.result_seq
         await self._audit(
             "confirm",
             policy.approved_by,
@@ -334,7 +338,7 @@ class ApprovalBook:
             tool=policy.tool,
             turn=turn,
             comment=f"allowed by a standing approval (set on {policy.call_id})",
-            value={"policy": policy.call_id},
+            value={"policy": policy.call_id, "arguments_fingerprint": arguments_fingerprint},
             key=f"tool-policy:{workflow.info().workflow_id}:{call_id}:{seq}",
         )
 
@@ -411,6 +415,8 @@ class ApprovalBook:
         self.decided[pending.call_id] = result
         self._evict()
         value: dict[str, JsonValue] = {"fingerprint": pending.fingerprint}
+        if self.strict:  # the hold's fingerprint names no arguments: keep theirs for readers
+            value["arguments_fingerprint"] = tool_call_fingerprint(pending.tool, pending.arguments)
         if edited:
             value |= {"edited_fields": list(edited), "arguments": arguments}
         await self._audit(

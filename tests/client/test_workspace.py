@@ -157,3 +157,39 @@ async def test_decisions_without_a_workspace_document_are_shown_with_their_calls
     assert "comment: invoice 42" in flat
     assert "tool approve pay" in flat and "tool confirm" not in flat
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+async def test_a_hold_fingerprint_finds_its_call_by_the_arguments_fingerprint_beside_it(
+    ws, store_url
+):
+    """Under patch decision-rules a decision names the hold (where the call was held), so
+    the audit row keeps the arguments' fingerprint beside it: a reused call id still finds
+    the call decided on, and a standing approval reads as one line."""
+    sid = unique("s")
+    transcript = open_store(StoreConfig(url=store_url))
+    try:
+        await transcript.append(
+            sid,
+            [
+                (1, Message(role="assistant", tool_calls=[held("c1", 120)]), {}),
+                (4, Message(role="assistant", tool_calls=[held("c1", 5000)]), {}),
+            ],
+        )
+    finally:
+        await transcript.close()
+    first = {
+        "fingerprint": "f" * 64,
+        "arguments_fingerprint": tool_call_fingerprint("pay", {"amount": 120, "to": "acme"}),
+    }
+    policy = {"condition": None, "created_at": "2026-11-26T10:00:00Z", "expires_at": None}
+    for audit in (
+        decision(sid, "confirm", "alice", "c1", 120, turn=1, value=first),
+        decision(sid, "allow", "alice", "c1", 120, turn=1, value=policy),
+    ):
+        assert await record_decision(ws, audit)
+    view = await load_workspace(store_url, sid, session_id=sid)
+    assert view.audit[0].arguments == '{"amount": 120, "to": "acme"}'
+    assert [line.text for line in decision_lines(view)] == [
+        "alice approved tool call c1 (pay, turn 1)",
+        "alice approved every later call of pay",
+    ]
