@@ -40,6 +40,7 @@ from durable_loop.service.models import (
     SetBudget,
     StartSession,
 )
+from durable_loop.service.unbound_decisions import require_fingerprint
 
 router = APIRouter(
     prefix="/v1",
@@ -264,7 +265,15 @@ async def decide(
     Unknown, expired, already decided or stale (fingerprint) decisions are refused by the
     workflow with a code, and each refusal is audited."""
     deps.directory.remember(session_id)
-    require_fingerprint(body.fingerprint, deps, "proposal", "proposals")
+    await require_fingerprint(
+        body.fingerprint,
+        deps,
+        session_id=session_id,
+        approver=identity,
+        target="proposal",
+        decided_on=proposal_id,
+        comment=body.comment,
+    )
     if body.verdict == "confirm":
         return await deps.sessions.confirm(
             session_id, proposal_id, identity, comment=body.comment, fingerprint=body.fingerprint
@@ -318,7 +327,15 @@ async def decide_tool_call(
     Without ``fingerprint``: 428 FINGERPRINT_REQUIRED, as for proposals (a service with
     ``--allow-unbound-decisions`` binds the decision to the call pending now)."""
     deps.directory.remember(session_id)
-    require_fingerprint(body.fingerprint, deps, "tool call", "tool-calls")
+    await require_fingerprint(
+        body.fingerprint,
+        deps,
+        session_id=session_id,
+        approver=identity,
+        target="tool",
+        decided_on=call_id,
+        comment=body.comment,
+    )
     if body.fingerprint is None:
         decision = await deps.sessions.tool_calls.decision_for(
             session_id,
@@ -341,19 +358,6 @@ async def decide_tool_call(
             remember=body.remember,
         )
     return await deps.sessions.decide_tool_call(session_id, decision)
-
-
-def require_fingerprint(
-    fingerprint: str | None, deps: ServiceDeps, what: str, list_path: str
-) -> None:
-    """One rule for every decision over HTTP: it names the fingerprint of what the approver
-    saw, unless the service trusts its callers (``--allow-unbound-decisions``)."""
-    if fingerprint is None and not deps.limits.allow_unbound_decisions:
-        raise ApiError(
-            428,
-            ErrorCode.FINGERPRINT_REQUIRED,
-            f"send the fingerprint of the {what} the approver saw (GET .../{list_path})",
-        )
 
 
 @router.get("/sessions/{session_id}/trace", tags=["trace"])

@@ -423,6 +423,12 @@ async def test_a_decision_without_a_fingerprint_needs_a_trusted_service(
     assert (unbound.status_code, code_of(unbound)) == (428, "FINGERPRINT_REQUIRED")
     assert [p.proposal_id for p in still] == [pending.proposal_id]
     assert confirmed.status_code == 200 and confirmed.json()["status"] == "committed"
+    [refused] = [a for a in await ws.audit(sid) if a.op == "refused"]  # audited, as all are
+    assert (refused.actor, refused.proposal_id, refused.value["code"]) == (
+        "alice",
+        pending.proposal_id,
+        "FINGERPRINT_REQUIRED",
+    )
 
 
 async def test_a_proposal_that_can_only_conflict_is_shown_as_conflicting(
