@@ -325,7 +325,9 @@ class ApprovalBook:
         for waiting in list(self.pending.values()):
             if policy_allowing([policy], waiting.tool, waiting.arguments, now) is not None:
                 note = f"allowed by {approver}'s standing approval (set on {approved.call_id})"
-                await self._settle(waiting, "confirmed", approver, note, None)
+                await self._settle(
+                    waiting, "confirmed", approver, note, None, policy=approved.call_id
+                )
 
     async def _audit_by_policy(
         self, policy: ToolPolicy, decision: CallDecision, turn: int, arguments_fingerprint: str
@@ -394,7 +396,9 @@ class ApprovalBook:
         actor: str,
         comment: str | None,
         arguments: dict[str, JsonValue] | None,
+        policy: str | None = None,
     ) -> ToolCallDecided:
+        """``policy``: the call whose remembered approval settles this one."""
         timer = self._timers.pop(pending.call_id, None)
         if timer is not None and status != "expired":
             timer.cancel()
@@ -419,6 +423,8 @@ class ApprovalBook:
             value["arguments_fingerprint"] = tool_call_fingerprint(pending.tool, pending.arguments)
         if edited:
             value |= {"edited_fields": list(edited), "arguments": arguments}
+        if policy is not None:
+            value["policy"] = policy
         await self._audit(
             audit_op(status, bool(edited)),
             actor,

@@ -14,6 +14,7 @@ from durable_loop.store import StoreConfig
 from durable_loop.store.workspace import open_workspace_store
 from durable_loop.testing import reply
 from durable_loop.testing.pytest_plugin import running_test_environment
+from tests.client.trace.kit import rendered
 from tests.conftest import unique
 from tests.workflows.approval_kit import Payments, approval_settings, hour
 from tests.workflows.proposal_kit import tool_envelopes
@@ -268,6 +269,7 @@ async def test_approve_and_remember_runs_waiting_and_later_calls_the_condition_a
             sid, "c4", "alice", fingerprint=third.pending_approvals[0].fingerprint
         )
         await w.sessions.message_result(sid, third.message_id)
+        trace = await w.sessions.trace(sid)
     assert refused.value.cause.type == "INVALID_DECISION"
     assert "only an approval can be remembered" in str(refused.value.cause)
     assert done.status == "completed" and done.reply == "Both paid."
@@ -280,6 +282,13 @@ async def test_approve_and_remember_runs_waiting_and_later_calls_the_condition_a
     decided = {d.call_id: (d.status, d.decided_by) for d in listing.decided}
     assert decided["c2"] == ("confirmed", "alice")
     audit = [(a.op, a.actor, a.call_id) for a in await ws.audit(sid) if a.target == "tool"]
+    decisions = {e.call_id: e for e in trace.entries if e.kind == "tool_call_decision"}
+    assert decisions["c1"].remembered == remember and decisions["c1"].via == "update"
+    assert (decisions["c2"].standing, decisions["c3"].standing) == ("c1", "c1")
+    text = rendered(trace)
+    assert "alice approved pay c2 by a standing approval (set on c1)" in text
+    for_s = f"{hour(temporal_env).total_seconds():g}"
+    assert f"and later calls of pay for {for_s} s when the arguments match a condition" in text
     assert audit[:5] == [
         ("refused", "alice", "c1"),
         ("confirm", "alice", "c1"),

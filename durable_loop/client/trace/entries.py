@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
+from durable_loop.core.approval_models import Remember
 from durable_loop.core.budget import SessionBudget
 from durable_loop.core.contracts import RunStatus
 from durable_loop.core.errors import CodedError
@@ -61,6 +62,13 @@ class ToolCallDecisionEntry(EntryBase):
     edited_fields: list[str] = Field(default_factory=list)
     arguments: dict[str, JsonValue] | None = Field(
         default=None, description="The edited arguments the call ran with"
+    )
+    remembered: Remember | None = Field(
+        default=None, description="The standing approval of the tool this decision also set"
+    )
+    standing: str | None = Field(
+        default=None,
+        description="Settled by a standing approval: the call whose approval set it",
     )
     sub_agent_session: str | None = Field(
         default=None, description="The call was a sub-agent's: its session"

@@ -62,6 +62,12 @@ def _tool_decision(entry: ToolCallDecisionEntry) -> Text:
         line = Text(f"{by} {_TOOL_WORDS[entry.outcome]} {call}", style=style)
     if entry.edited_fields:
         line.append(f" with edits ({', '.join(visible(f) for f in entry.edited_fields)})")
+    if entry.standing is not None:
+        line.append(f" by a standing approval (set on {visible(entry.standing)})")
+    if entry.remembered is not None:
+        until = f" for {entry.remembered.for_s:g} s" if entry.remembered.for_s else ""
+        when = " when the arguments match a condition" if entry.remembered.condition else ""
+        line.append(f", and later calls of {visible(entry.tool) or 'the tool'}{until}{when}")
     line.append(_quoted(entry.comment))
     if entry.edited_fields and entry.arguments is not None:
         edited = visible_json(entry.arguments)

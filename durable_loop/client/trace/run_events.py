@@ -183,6 +183,8 @@ class EntryDecoder:
                 self.entries.append(_refused(audit, sent))
         elif audit.target == "tool" and audit.op == "expire":
             self.entries.append(_expired(audit, where))
+        elif audit.target == "tool" and signal is None and _standing(audit) is not None:
+            self.entries.append(_by_standing_approval(audit, where))
         elif signal is not None:
             self.entries.append(_signal_decision(audit, *signal))
         # else: the audit row of a decision an Update made, whose entry is the Update's
@@ -249,6 +251,24 @@ def _refused(audit: DecisionAudit, sent: Where) -> RefusalEntry:
         target=audit.call_id or audit.proposal_id,
         by=audit.actor,
         error=without_code(error),
+    )
+
+
+def _standing(audit: DecisionAudit) -> str | None:
+    """The call whose remembered approval settled this one (an audit row's ``policy``)."""
+    value = audit.value if isinstance(audit.value, dict) else {}
+    policy = value.get("policy")
+    return policy if audit.op == "confirm" and isinstance(policy, str) else None
+
+
+def _by_standing_approval(audit: DecisionAudit, where: Where) -> ToolCallDecisionEntry:
+    return ToolCallDecisionEntry(
+        **where.fields("session", ""),
+        call_id=audit.call_id or "",
+        tool=audit.path,
+        outcome="approved",
+        by=audit.actor,
+        standing=_standing(audit),
     )
 
 

@@ -127,6 +127,7 @@ def _tool_call(update: UpdateCall, out: Payloads | None) -> Decoded | None:
         by=decided.decided_by if decided else request.approver,
         comment=request.comment,
         sub_agent_session=request.session_id,
+        remembered=request.remember if request.verdict == "confirm" else None,
     )
     if decided is not None:
         entry = entry.model_copy(
