@@ -109,6 +109,12 @@ class RunResult(BaseModel):
         description="A message sent with an output_schema: the final answer parsed as JSON "
         "and valid against the schema",
     )
+    output_corrections: int | None = Field(
+        default=None,
+        exclude_if=is_none,
+        description="A message sent with an output_schema: how many times the answer was "
+        "sent back with its validation errors (0: it fit at once)",
+    )
 
     def output_as(self, output_type: type[T]) -> T:
         """The typed answer as ``output_type`` (the type whose schema was sent, e.g. a

@@ -75,7 +75,7 @@ def outcome_note(proposal: PendingProposal, result: DecisionResult) -> str:
     by = result.decided_by
     if result.status == "committed":
         text = (
-            f"{head} was confirmed by {by} and committed to the facts "
+            f"{head} was approved by {by} and committed to the facts "
             f"(facts version {result.facts_version})."
         )
     elif result.status == "rejected":
@@ -84,7 +84,7 @@ def outcome_note(proposal: PendingProposal, result: DecisionResult) -> str:
         text = f"{head} expired without a decision. The facts are unchanged."
     else:
         reason = result.error.message if result.error else result.status
-        text = f"{head} was confirmed by {by} but not committed: {reason}"
+        text = f"{head} was approved by {by} but not committed: {reason}"
     if result.comment:
         text += f' Comment from {by}: "{result.comment}"'
     return text

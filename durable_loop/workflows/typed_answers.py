@@ -68,10 +68,12 @@ class TypedAnswer:
         verdict = judge_answer(out.text, self.schema, truncated=out.text_truncated)
         if verdict.ok:
             result.output = verdict.value
+            result.output_corrections = self.used
             return None
         if self.used < self.retries:
             self.used += 1
             return Message.user(retry_text(verdict.errors), synthetic=True)
+        result.output_corrections = self.used
         result.status = "failed"
         result.error = CodedError(
             code=ErrorCode.OUTPUT_INVALID,

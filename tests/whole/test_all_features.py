@@ -140,6 +140,8 @@ def test_the_trace_json_agrees_with_the_results(whole: Whole):
     assert [m.message_id for m in trace.by_message] == list(whole.drive.results)
     assert Counter(m.status for m in trace.by_message) == statuses(ran)
     assert [m.session_turns for m in trace.by_message] == [r.session_turns for r in ran]
+    corrected = {m.message_id: m.output_corrections for m in trace.by_message}
+    assert corrected["m4-typed"] == whole.drive.results["m4-typed"].output_corrections == 1
     assert trace.usage.total_tokens == total_tokens(ran)  # the sub-agent's tokens too
     assert [t.turn for t in trace.turns if t.pending] == []  # every message has ended
     calls = {
@@ -194,6 +196,7 @@ def test_the_trace_table_agrees_with_the_results(whole: Whole):
         said = said_by(decided)
         assert any(said in line for line in lines_naming(text, decided.target)), decided
     assert whole.drive.child_id in text
+    assert "typed answer after 1 correction(s)" in text
 
 
 def test_the_service_trace_is_the_cli_trace(whole: Whole):

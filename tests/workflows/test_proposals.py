@@ -96,7 +96,7 @@ async def test_confirm_after_three_days_commits_once_and_audits(
     # The note comes before the person's new message: a model answers the last one.
     *_, note, last = user_texts(scripted_llm.requests(model)[2])
     assert last == "thanks"
-    assert pending.proposal_id in note and "confirmed by alice" in note
+    assert pending.proposal_id in note and "approved by alice" in note
     assert 'Comment from alice: "looks right"' in note
     assert activity_names(histories).count("facts_commit") == 1
 
@@ -237,7 +237,7 @@ async def test_block_until_decision_holds_the_loop(loop_worker, scripted_llm, te
         result = await asyncio.wait_for(sending, 30)
     assert result.status == "completed" and result.reply == "It is committed."
     second = scripted_llm.requests(model)[1]
-    assert "confirmed by carol" in user_texts(second)[-1]
+    assert "approved by carol" in user_texts(second)[-1]
     assert second.messages[-2]["role"] == "tool"
 
 

@@ -72,7 +72,7 @@ async def test_openai_compatible_native_response_format(loop_worker, scripted_ll
 
     assert result.status == "completed", result
     assert result.output == {"city": "Oslo", "population": 709000}
-    assert result.turns == 2
+    assert result.turns == 2 and result.output_corrections == 1
     first, second = scripted_llm.requests(model)
     assert first.body["response_format"] == {
         "type": "json_schema",
@@ -198,7 +198,7 @@ async def test_corrections_exhausted_fail_with_output_invalid(loop_worker, scrip
 
     assert result.status == "failed" and result.error.code == "OUTPUT_INVALID"
     assert "'population' is a required property" in result.error.message
-    assert result.output is None and result.turns == 2
+    assert result.output is None and result.turns == 2 and result.output_corrections == 1
     with pytest.raises(OutputUnavailable) as caught:
         result.output_as(dict)
     assert caught.value.code == "OUTPUT_INVALID"

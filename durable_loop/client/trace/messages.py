@@ -74,4 +74,5 @@ def _row(message: _Message | None, result: RunResult | None) -> MessageRow:
         status=result.status if result else None,
         error=result.error if result else None,
         session_turns=turns,
+        output_corrections=result.output_corrections if result else None,
     )

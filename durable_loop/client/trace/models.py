@@ -212,6 +212,10 @@ class MessageRow(BaseModel):
         default=None, description="The reply (the store's text when read, else the result's)"
     )
     usage: Usage | None = Field(default=None, description="From its result (sub-agents' too)")
+    output_corrections: int | None = Field(
+        default=None,
+        description="A typed message: how often its answer was sent back to fit the schema",
+    )
 
 
 class RunInfo(BaseModel):

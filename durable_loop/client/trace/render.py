@@ -144,6 +144,8 @@ def _message_heading(number: int, message: MessageRow) -> Iterator[tuple[Text, i
         line.append(f" {message.error.code}", style="red")
     if message.message_id:
         line.append(f" · {message.message_id}", style="dim")
+    if message.output_corrections:
+        line.append(f" · typed answer after {message.output_corrections} correction(s)")
     yield line, 0
     if message.user_text is not None:
         yield Text(f"user: {message.user_text}", style="bold cyan"), 0
