@@ -11,9 +11,13 @@ import sys
 from pathlib import Path
 
 import durable_loop
+import durable_loop.testing
 
 ROOT = Path(durable_loop.__file__)
 HEAVY = ("temporalio.client", "httpx", "sqlalchemy")
+# What an application writes against, no more: pydantic-ai's Temporal integration exports
+# 9 names, the OpenAI Agents SDK's Temporal plugin 12.
+MAX_PUBLIC_NAMES = 50
 
 
 def is_heavy(module: str) -> bool:
@@ -55,6 +59,16 @@ def test_every_public_name_resolves():
     namespace: dict[str, object] = {}
     exec("from durable_loop import *", namespace)
     assert set(durable_loop.__all__) <= set(namespace)
+
+
+def test_the_face_stays_small_and_leaves_test_helpers_to_the_testing_kit():
+    """Test helpers import from ``durable_loop.testing``; internals, carried state and
+    rarely used models from the module that defines them."""
+    assert len(durable_loop.__all__) <= MAX_PUBLIC_NAMES
+    assert len(set(durable_loop.__all__)) == len(durable_loop.__all__)
+    assert set(durable_loop.__all__).isdisjoint(durable_loop.testing.__all__)
+    for name in durable_loop.testing.__all__:
+        assert getattr(durable_loop.testing, name) is not None, name
 
 
 def test_an_unknown_name_is_an_attribute_error():

@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from durable_loop.chaos.codes import ChaosCode
 from durable_loop.cli.devserver import DevServer, free_port, start_dev_server
-from durable_loop.core.errors import DurableLoopError, ErrorCode
+from durable_loop.core.errors import DurableLoopError
 
 READY_LINE = "worker polling task queue"
 TOOLS = "durable_loop.chaos.tools:registry"
@@ -24,7 +25,7 @@ class ChaosProcessError(DurableLoopError, RuntimeError):
     """A worker or server did not come up (its log tail is in the message)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.CHAOS_PROCESS_FAILED, message)
+        super().__init__(ChaosCode.CHAOS_PROCESS_FAILED, message)
 
 
 @dataclass

@@ -17,7 +17,8 @@ from durable_loop.chaos import (
 from durable_loop.chaos.report import ChaosReport, ScenarioResult
 from durable_loop.chaos.rig import LOAD_SESSIONS, ChaosRig
 from durable_loop.chaos.scenario import SCENARIOS, run_scenario
-from durable_loop.core.errors import DurableLoopError, ErrorCode
+from durable_loop.cli.codes import CliCode
+from durable_loop.core.errors import DurableLoopError
 from durable_loop.testing import ScriptedLLM
 
 MODULES = (
@@ -35,7 +36,7 @@ class UnknownScenario(DurableLoopError, ValueError):
 
     def __init__(self, unknown: list[str]) -> None:
         known = ", ".join(SCENARIOS)
-        super().__init__(ErrorCode.UNKNOWN_SCENARIO, f"{', '.join(unknown)} (known: {known})")
+        super().__init__(CliCode.UNKNOWN_SCENARIO, f"{', '.join(unknown)} (known: {known})")
 
 
 def select(names: list[str] | None) -> list[str]:

@@ -8,14 +8,15 @@ import shutil
 import sys
 from pathlib import Path
 
-from durable_loop.core.errors import DurableLoopError, ErrorCode
+from durable_loop.cli.codes import CliCode
+from durable_loop.core.errors import DurableLoopError
 
 
 class MissingBinary(DurableLoopError, RuntimeError):
     """A Temporal binary is not installed (``MISSING_BINARY``); the message says which."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.MISSING_BINARY, message)
+        super().__init__(CliCode.MISSING_BINARY, message)
 
 
 def _find(name: str, package: str) -> str:

@@ -12,7 +12,8 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
-from durable_loop.core.errors import DurableLoopError, ErrorCode
+from durable_loop.cli.codes import CliCode
+from durable_loop.core.errors import DurableLoopError
 
 TEMPLATE_KEY = "tokenizer.chat_template"
 STOCK_ARGUMENTS_LINE = "{{- tool_call.arguments | tojson }}"
@@ -42,7 +43,7 @@ class GgufError(DurableLoopError, ValueError):
     """A model file whose GGUF header cannot be read (``GGUF_INVALID``)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.GGUF_INVALID, message)
+        super().__init__(CliCode.GGUF_INVALID, message)
 
 
 def _read(stream: BinaryIO, fmt: str) -> int:

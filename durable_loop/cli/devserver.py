@@ -24,8 +24,9 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from durable_loop.cli.binaries import temporal_cli
+from durable_loop.cli.codes import CliCode
 from durable_loop.core.constants import DEV_SERVER_DB, STATE_DIR
-from durable_loop.core.errors import DurableLoopError, ErrorCode
+from durable_loop.core.errors import DurableLoopError
 from durable_loop.workflows.visibility import SEARCH_ATTRIBUTES
 
 HOST = "127.0.0.1"
@@ -68,7 +69,7 @@ class DevServerError(DurableLoopError, RuntimeError):
     """The dev server could not be started (port taken, early exit, not ready in time)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.DEV_SERVER_ERROR, message)
+        super().__init__(CliCode.DEV_SERVER_ERROR, message)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import pydantic
 
 from durable_loop.cli.binaries import MissingBinary
+from durable_loop.cli.codes import CliCode
 from durable_loop.core.errors import ConfigError, DurableLoopError, ErrorCode, coded_text
 from durable_loop.core.extras import MissingExtra
 from durable_loop.core.validation_text import fields_text
@@ -79,12 +80,12 @@ def _rpc_message(err: Exception) -> str | None:
         return coded_text(ErrorCode.TEMPORAL_UNREACHABLE, f"{_text(err.message)}: {SERVER_HINT}")
     if err.status == RPCStatusCode.NOT_FOUND and namespace_missing(err.message):
         return coded_text(
-            ErrorCode.NAMESPACE_NOT_FOUND,
+            CliCode.NAMESPACE_NOT_FOUND,
             f"{_text(err.message)}: create it or set TEMPORAL_NAMESPACE",
         )
     if err.status == RPCStatusCode.UNAUTHENTICATED:
         return coded_text(
-            ErrorCode.TEMPORAL_AUTH, f"{_text(err.message)}: check TEMPORAL_API_KEY / TLS settings"
+            CliCode.TEMPORAL_AUTH, f"{_text(err.message)}: check TEMPORAL_API_KEY / TLS settings"
         )
     return coded_text(ErrorCode.TEMPORAL_ERROR, f"{err.status.name}: {one_line(err.message)}")
 
@@ -104,8 +105,8 @@ def explain(err: BaseException) -> str | None:
         return coded_text(ErrorCode.CONFIG_ERROR, f"malformed TOML: {one_line(str(err))}")
     if isinstance(err, FileNotFoundError):
         return coded_text(
-            ErrorCode.FILE_NOT_FOUND, f"no such file: {err.filename or one_line(str(err))}"
+            CliCode.FILE_NOT_FOUND, f"no such file: {err.filename or one_line(str(err))}"
         )
     if isinstance(err, PermissionError):
-        return coded_text(ErrorCode.PERMISSION_DENIED, err.filename or one_line(str(err)))
+        return coded_text(CliCode.PERMISSION_DENIED, err.filename or one_line(str(err)))
     return _rpc_message(err) if isinstance(err, Exception) else None

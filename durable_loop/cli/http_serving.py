@@ -8,8 +8,8 @@ import socket
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.errors import CliError
-from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -25,7 +25,7 @@ def bind_port(host: str, port: int) -> socket.socket:
     except OSError as err:
         sock.close()
         raise CliError(
-            ErrorCode.PORT_IN_USE,
+            CliCode.PORT_IN_USE,
             f"cannot listen on {host}:{port} ({err.strerror}): pick another port with --port",
         ) from None
     return sock

@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from durable_loop.cli.chat_template import fix_tool_call_arguments, read_chat_template
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.errors import CliError
 from durable_loop.cli.model_fetch import (
     Downloader,
@@ -36,7 +37,6 @@ from durable_loop.cli.model_fetch import (
     variant_of,
 )
 from durable_loop.cli.model_fetch import ensure_model as fetch_model
-from durable_loop.core.errors import ErrorCode
 from durable_loop.core.extras import import_extra
 
 HOST = "127.0.0.1"
@@ -134,7 +134,7 @@ def _wait_healthy(base_url: str, timeout_s: float) -> None:
         except httpx.HTTPError as err:
             last = str(err) or type(err).__name__
         time.sleep(0.2)
-    raise LocalLlmError(ErrorCode.LOCAL_LLM_NOT_READY, f"{base_url}/health not ready: {last}")
+    raise LocalLlmError(CliCode.LOCAL_LLM_NOT_READY, f"{base_url}/health not ready: {last}")
 
 
 @contextmanager
@@ -152,12 +152,12 @@ def serve_local_model(
     """Serve ``path`` in-process on 127.0.0.1:``port`` until the block exits."""
     if not path.is_file():
         raise LocalLlmError(
-            ErrorCode.MODEL_MISSING,
+            CliCode.MODEL_MISSING,
             f"{path} does not exist; run: durable-loop local-llm --fetch-only",
         )
     if not port_is_free(port, HOST):
         raise LocalLlmError(
-            ErrorCode.PORT_IN_USE, f"{HOST}:{port} is already in use; pick another one with --port"
+            CliCode.PORT_IN_USE, f"{HOST}:{port} is already in use; pick another one with --port"
         )
     xllamacpp = import_extra("xllamacpp", "the local model server")
     cpu_threads = threads or os.cpu_count() or 2

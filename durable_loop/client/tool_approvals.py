@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 class ToolCallNotPending(DurableLoopError, LookupError):
     """The tool call does not wait for approval (``UNKNOWN_TOOL_CALL`` or ``ALREADY_DECIDED``)."""
 
+    code: ErrorCode
+
 
 class ToolApprovalClient:
     def __init__(self, client: Client) -> None:

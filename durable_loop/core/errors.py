@@ -1,21 +1,46 @@
-"""The one error vocabulary: every code the runtime uses, and the root of its exceptions.
+"""The one error vocabulary: the runtime's codes, the base the layers' codes share, and
+the root of the runtime's exceptions.
 
 A code is a stable string: it travels in tool-result envelopes, run results, activity
 failures (the ``ApplicationError`` type), Update refusals, HTTP error bodies and CLI lines,
 and it is stored in workflow histories, so a value never changes once released.
-``docs/architecture.md`` (Errors) lists every one with its meaning; a test keeps the two
-equal. Retryable HTTP statuses of a provider are a family of their own, ``HTTP_<status>``
-(see :func:`http_status_code`), outside the enum.
+
+:class:`ErrorCode` holds the codes of the runtime (everything the workflows, activities,
+clients, worker and service produce), ordered in the families of :data:`FAMILIES`. Codes
+that only a front end produces live beside it in that layer, as members of their own
+:class:`Code` enum: ``durable_loop.cli.codes.CliCode`` (the command line and the processes
+it starts), ``durable_loop.evals.codes.EvalCode`` and ``durable_loop.chaos.codes.ChaosCode``;
+the pure core the workflow sandbox imports does not carry them. No value is in two enums.
+``docs/architecture.md`` (Errors) lists every code, one table per family; a test keeps the
+tables equal to the enums. Retryable HTTP statuses of a provider are a family of their own,
+``HTTP_<status>`` (see :func:`http_status_code`), outside the enums.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Self
 
 from pydantic import BaseModel
 
 
-class ErrorCode(StrEnum):
+class Code(StrEnum):
+    """The base of every code enum: :class:`ErrorCode` and the layers' own (no members)."""
+
+    @classmethod
+    def known(cls, value: str | None) -> Self | None:
+        """The member whose value is ``value``, or ``None`` for anything else."""
+        if value is None:
+            return None
+        try:
+            return cls(value)
+        except ValueError:
+            return None
+
+
+class ErrorCode(Code):
+    """The runtime's codes, family by family (:data:`FAMILIES` names each family)."""
+
     # tool calls: envelopes of refused or failed calls
     TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
     TOOL_NOT_ALLOWED = "TOOL_NOT_ALLOWED"
@@ -33,7 +58,7 @@ class ErrorCode(StrEnum):
     TOOL_CALL_IN_DOUBT = "TOOL_CALL_IN_DOUBT"
     SUB_AGENT_FAILED = "SUB_AGENT_FAILED"
     SUB_AGENT_TOO_DEEP = "SUB_AGENT_TOO_DEEP"
-    # how a message's loop ends
+    # message outcomes: how a message's loop ends
     MAX_TURNS = "MAX_TURNS"
     NO_TOOL_CALLS = "NO_TOOL_CALLS"
     EMPTY_FINAL = "EMPTY_FINAL"
@@ -41,7 +66,7 @@ class ErrorCode(StrEnum):
     BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
     MESSAGE_CANCELLED = "MESSAGE_CANCELLED"
     OUTPUT_INVALID = "OUTPUT_INVALID"
-    # providers (activity failures) and configuration
+    # providers: LLM activity failures
     PROVIDER_ERROR = "PROVIDER_ERROR"
     PROVIDER_AUTH = "PROVIDER_AUTH"
     PROVIDER_BAD_REQUEST = "PROVIDER_BAD_REQUEST"
@@ -50,8 +75,10 @@ class ErrorCode(StrEnum):
     PROVIDER_UNREACHABLE = "PROVIDER_UNREACHABLE"
     CIRCUIT_OPEN = "CIRCUIT_OPEN"
     PROVIDER_BLOCKED = "PROVIDER_BLOCKED"
+    # configuration and settings
     CONFIG_ERROR = "CONFIG_ERROR"
     EXTRA_NOT_INSTALLED = "EXTRA_NOT_INSTALLED"
+    INVALID_SETTING = "INVALID_SETTING"
     # activities as a trace or a metric sees them
     TIMEOUT = "TIMEOUT"
     CANCELED = "CANCELED"
@@ -65,27 +92,30 @@ class ErrorCode(StrEnum):
     WORKSPACE_TOO_LARGE = "WORKSPACE_TOO_LARGE"
     STALE_VERSION = "STALE_VERSION"
     CONFLICT = "CONFLICT"
-    # proposals, decisions and other Update refusals
+    # decisions and approvals: proposals and held tool calls
     UNKNOWN_PROPOSAL = "UNKNOWN_PROPOSAL"
     ALREADY_DECIDED = "ALREADY_DECIDED"
     EXPIRED = "EXPIRED"
     FINGERPRINT_MISMATCH = "FINGERPRINT_MISMATCH"
     INVALID_DECISION = "INVALID_DECISION"
     UNKNOWN_TOOL_CALL = "UNKNOWN_TOOL_CALL"
-    NOT_PENDING = "NOT_PENDING"
     APPROVER_NOT_ALLOWED = "APPROVER_NOT_ALLOWED"
     TOOL_CALL_REJECTED = "TOOL_CALL_REJECTED"
     TOOL_CALL_EXPIRED = "TOOL_CALL_EXPIRED"
-    UNKNOWN_MESSAGE = "UNKNOWN_MESSAGE"
     FINGERPRINT_REQUIRED = "FINGERPRINT_REQUIRED"
+    # sessions and messages: other Update refusals, run control, reading a session
+    UNKNOWN_MESSAGE = "UNKNOWN_MESSAGE"
     SESSION_CLOSED = "SESSION_CLOSED"
-    DECISION_REFUSED = "DECISION_REFUSED"
     UPDATE_REFUSED = "UPDATE_REFUSED"
     IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
-    # run control: cancel_message refusals
     NOTHING_RUNNING = "NOTHING_RUNNING"
     MESSAGE_FINISHED = "MESSAGE_FINISHED"
     ALREADY_CANCELLED = "ALREADY_CANCELLED"
+    SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
+    INVALID_SESSION_ID = "INVALID_SESSION_ID"
+    QUERY_FAILED = "QUERY_FAILED"
+    REPLY_PENDING = "REPLY_PENDING"
+    STORE_NOT_FOUND = "STORE_NOT_FOUND"
     # tool sources: descriptors, profiles, MCP servers
     DESCRIPTOR_INVALID = "DESCRIPTOR_INVALID"
     PROFILE_UNKNOWN_NAME = "PROFILE_UNKNOWN_NAME"
@@ -101,19 +131,10 @@ class ErrorCode(StrEnum):
     CODEC_DECRYPT_FAILED = "CODEC_DECRYPT_FAILED"
     CODEC_BAD_PAYLOAD = "CODEC_BAD_PAYLOAD"
     CODEC_BAD_REQUEST = "CODEC_BAD_REQUEST"
-    NO_CODEC_TOKENS = "NO_CODEC_TOKENS"
-    # Temporal and sessions, as clients meet them
+    # Temporal, as clients meet it
     TEMPORAL_UNREACHABLE = "TEMPORAL_UNREACHABLE"
     TEMPORAL_UNAVAILABLE = "TEMPORAL_UNAVAILABLE"
-    TEMPORAL_AUTH = "TEMPORAL_AUTH"
     TEMPORAL_ERROR = "TEMPORAL_ERROR"
-    NAMESPACE_NOT_FOUND = "NAMESPACE_NOT_FOUND"
-    SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
-    INVALID_SESSION_ID = "INVALID_SESSION_ID"
-    QUERY_FAILED = "QUERY_FAILED"
-    NO_REPLY = "NO_REPLY"
-    REPLY_PENDING = "REPLY_PENDING"
-    STORE_NOT_FOUND = "STORE_NOT_FOUND"
     # the HTTP service
     INVALID_REQUEST = "INVALID_REQUEST"
     NOT_FOUND = "NOT_FOUND"
@@ -124,49 +145,30 @@ class ErrorCode(StrEnum):
     UNAUTHENTICATED = "UNAUTHENTICATED"
     INVALID_TOKEN = "INVALID_TOKEN"
     INVALID_TOKENS = "INVALID_TOKENS"
-    NO_API_TOKENS = "NO_API_TOKENS"
-    # the command line and the processes it starts
-    INVALID_SETTING = "INVALID_SETTING"
-    NO_SESSION = "NO_SESSION"
-    FILE_NOT_FOUND = "FILE_NOT_FOUND"
-    PERMISSION_DENIED = "PERMISSION_DENIED"
-    MISSING_BINARY = "MISSING_BINARY"
-    DEV_SERVER_ERROR = "DEV_SERVER_ERROR"
-    DEV_SERVER_EXITED = "DEV_SERVER_EXITED"
-    MODEL_UNKNOWN = "MODEL_UNKNOWN"
-    MODEL_MISSING = "MODEL_MISSING"
-    MODEL_FETCH_FAILED = "MODEL_FETCH_FAILED"
-    MODEL_PART_INVALID = "MODEL_PART_INVALID"
-    MODEL_CHECKSUM_MISMATCH = "MODEL_CHECKSUM_MISMATCH"
-    GGUF_INVALID = "GGUF_INVALID"
-    LOCAL_LLM_NOT_READY = "LOCAL_LLM_NOT_READY"
-    PORT_IN_USE = "PORT_IN_USE"
-    # evals, the routing benchmark and chaos runs
-    BAD_JSON = "BAD_JSON"
-    BAD_MODEL_FILTER = "BAD_MODEL_FILTER"
-    NO_MODELS = "NO_MODELS"
-    MODEL_FILTER_UNSUPPORTED = "MODEL_FILTER_UNSUPPORTED"
-    MISSING_MODEL = "MISSING_MODEL"
-    NO_BASE_URL = "NO_BASE_URL"
-    NO_API_KEY = "NO_API_KEY"
-    NO_FALLBACK_MODEL = "NO_FALLBACK_MODEL"
-    UNKNOWN_SCENARIO = "UNKNOWN_SCENARIO"
-    UNKNOWN_PROFILE = "UNKNOWN_PROFILE"
-    UNKNOWN_STRATEGY = "UNKNOWN_STRATEGY"
-    UNKNOWN_PIPELINE = "UNKNOWN_PIPELINE"
-    UNKNOWN_BEHAVIOUR = "UNKNOWN_BEHAVIOUR"
-    ASSERTION_FAILED = "ASSERTION_FAILED"
-    CHAOS_PROCESS_FAILED = "CHAOS_PROCESS_FAILED"
 
-    @classmethod
-    def known(cls, value: str | None) -> ErrorCode | None:
-        """The member whose value is ``value``, or ``None`` for anything else."""
-        if value is None:
-            return None
-        try:
-            return cls(value)
-        except ValueError:
-            return None
+
+def _family(first: ErrorCode, last: ErrorCode) -> tuple[ErrorCode, ...]:
+    members = list(ErrorCode)
+    return tuple(members[members.index(first) : members.index(last) + 1])
+
+
+FAMILIES: dict[str, tuple[ErrorCode, ...]] = {
+    "Tool calls": _family(ErrorCode.TOOL_NOT_FOUND, ErrorCode.SUB_AGENT_TOO_DEEP),
+    "Message outcomes": _family(ErrorCode.MAX_TURNS, ErrorCode.OUTPUT_INVALID),
+    "Providers": _family(ErrorCode.PROVIDER_ERROR, ErrorCode.PROVIDER_BLOCKED),
+    "Configuration": _family(ErrorCode.CONFIG_ERROR, ErrorCode.INVALID_SETTING),
+    "Activities in traces and metrics": _family(ErrorCode.TIMEOUT, ErrorCode.ERROR),
+    "Router": _family(ErrorCode.SCHEMA_INVALID, ErrorCode.EXECUTOR_INVALID_OUTPUT),
+    "Workspace": _family(ErrorCode.WORKSPACE_TOO_LARGE, ErrorCode.CONFLICT),
+    "Decisions and approvals": _family(ErrorCode.UNKNOWN_PROPOSAL, ErrorCode.FINGERPRINT_REQUIRED),
+    "Sessions and messages": _family(ErrorCode.UNKNOWN_MESSAGE, ErrorCode.STORE_NOT_FOUND),
+    "Tool sources": _family(ErrorCode.DESCRIPTOR_INVALID, ErrorCode.MCP_SERVER_DISCONNECTED),
+    "Payload encryption": _family(ErrorCode.CODEC_CONFIG, ErrorCode.CODEC_BAD_REQUEST),
+    "Temporal": _family(ErrorCode.TEMPORAL_UNREACHABLE, ErrorCode.TEMPORAL_ERROR),
+    "HTTP service": _family(ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_TOKENS),
+}
+"""The runtime's codes by family, in declaration order: each member is in exactly one, and
+``docs/architecture.md`` has one table per family under the same heading."""
 
 
 FINAL_FAILURE_CODES = frozenset(
@@ -205,8 +207,8 @@ class CodedError(BaseModel):
 
 
 class DurableLoopError(Exception):
-    """The root of every exception the runtime raises on purpose: a ``code`` from
-    :class:`ErrorCode` and a human ``message``.
+    """The root of every exception the runtime raises on purpose: a ``code`` (a member of
+    :class:`ErrorCode`, or of a layer's own :class:`Code` enum) and a human ``message``.
 
     ``str()`` is the message; classes whose text has always led with the code set
     ``show_code`` (``CODE: message``). :meth:`coded` is that line either way, and
@@ -215,9 +217,10 @@ class DurableLoopError(Exception):
 
     show_code: bool = False
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: Code, message: str) -> None:
         super().__init__(message)
-        self.code = ErrorCode(code)
+        # a bare string is read as one of the runtime's codes (ValueError for anything else)
+        self.code: Code = code if isinstance(code, Code) else ErrorCode(code)
         self.message = message
 
     def __str__(self) -> str:
@@ -236,6 +239,8 @@ class ConfigError(DurableLoopError, ValueError):
     ``show_code=True`` where the text must carry the code on its own: inside a Pydantic
     validator (its ``ValidationError`` keeps only ``str()`` of the error) and for settings
     refusals that are read as text."""
+
+    code: ErrorCode
 
     def __init__(
         self, message: str, *, code: ErrorCode = ErrorCode.CONFIG_ERROR, show_code: bool = False

@@ -19,6 +19,7 @@ from durable_loop.core import presets
 from durable_loop.core.argument_repair import REPAIR_SYSTEM, SHORTEN_SYSTEM
 from durable_loop.core.canonical_json import largest_string
 from durable_loop.core.errors import ErrorCode
+from durable_loop.evals.codes import EvalCode
 from durable_loop.evals.scenario import (
     DONE,
     Action,
@@ -422,7 +423,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
 def behaviour(name: str) -> Behaviour:
     if name not in BEHAVIOURS:
         raise CliError(
-            ErrorCode.UNKNOWN_BEHAVIOUR,
+            EvalCode.UNKNOWN_BEHAVIOUR,
             f"unknown scripted behaviour {name!r}; behaviours: {', '.join(BEHAVIOURS)}",
         )
     return BEHAVIOURS[name]

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from durable_loop.cli.errors import CliError
-from durable_loop.core.errors import ErrorCode
+from durable_loop.evals.codes import EvalCode
 
 ENV = "DURABLE_LOOP_EVAL_"
 
@@ -29,9 +29,9 @@ def _json(text: str | None, flag: str) -> dict[str, object]:
     try:
         value = json.loads(text)
     except ValueError as err:
-        raise CliError(ErrorCode.BAD_JSON, f"{flag} is not valid JSON: {err}") from None
+        raise CliError(EvalCode.BAD_JSON, f"{flag} is not valid JSON: {err}") from None
     if not isinstance(value, dict):
-        raise CliError(ErrorCode.BAD_JSON, f"{flag} must be a JSON object")
+        raise CliError(EvalCode.BAD_JSON, f"{flag} must be a JSON object")
     return value
 
 
@@ -116,7 +116,7 @@ def eval_command(
         return
     if pipeline != "tool_loop":
         raise CliError(
-            ErrorCode.UNKNOWN_PIPELINE,
+            EvalCode.UNKNOWN_PIPELINE,
             f"unknown pipeline {pipeline!r}; pipelines: tool_loop, router",
         )
     from durable_loop.evals.run import EvalOptions, execute
@@ -182,14 +182,14 @@ def _route_bench(
         scripted = "keyword" if behaviours == "all" else behaviours
         if scripted not in BEHAVIOURS:
             raise CliError(
-                ErrorCode.UNKNOWN_BEHAVIOUR,
+                EvalCode.UNKNOWN_BEHAVIOUR,
                 f"unknown routing behaviour {scripted!r}; behaviours: {', '.join(BEHAVIOURS)}",
             )
         route_bench(scripted=scripted, timeout_s=timeout, out=out)
         return
     if any(mark in models for mark in ("*", ":", "!", ",")):
         raise CliError(
-            ErrorCode.MODEL_FILTER_UNSUPPORTED,
+            EvalCode.MODEL_FILTER_UNSUPPORTED,
             f"--pipeline router measures one model; give its id with --models, not {models!r}",
         )
     route_bench(

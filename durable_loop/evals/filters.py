@@ -13,7 +13,7 @@ from fnmatch import fnmatchcase
 
 from durable_loop.cli.errors import CliError
 from durable_loop.core.catalog import CATALOG, CatalogEntry
-from durable_loop.core.errors import ErrorCode
+from durable_loop.evals.codes import EvalCode
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def parse_filter(text: str) -> list[Term]:
             if part.startswith(prefix):
                 kind, part = prefix[:-1], part[len(prefix) :]
         if not part:
-            raise CliError(ErrorCode.BAD_MODEL_FILTER, f"empty term in model filter {text!r}")
+            raise CliError(EvalCode.BAD_MODEL_FILTER, f"empty term in model filter {text!r}")
         terms.append(Term(kind, part, exclude))
     return terms
 
@@ -79,7 +79,7 @@ def select_models(
         known = ", ".join(f"{e.provider}:{e.model}" for e in catalog)
         tags = ", ".join(sorted({t for e in catalog for t in e.tags}))
         raise CliError(
-            ErrorCode.NO_MODELS,
+            EvalCode.NO_MODELS,
             f"model filter {text!r} matches no model; catalog: {known}; tags: {tags}",
         )
     return chosen

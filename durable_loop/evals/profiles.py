@@ -7,7 +7,7 @@ from fnmatch import fnmatchcase
 
 from durable_loop.cli.errors import CliError
 from durable_loop.core.catalog import CATALOG, SamplingProfile
-from durable_loop.core.errors import ErrorCode
+from durable_loop.evals.codes import EvalCode
 from durable_loop.evals.filters import Selected
 
 
@@ -63,7 +63,7 @@ def profiles(spec: str) -> list[Profile]:
         owners = [e for e in CATALOG if e.sampling and e.sampling.name == name]
         if not owners:
             raise CliError(
-                ErrorCode.UNKNOWN_PROFILE,
+                EvalCode.UNKNOWN_PROFILE,
                 f"unknown sampling profile {name!r}; profiles: {', '.join(profile_names())}",
             )
         sampling = owners[0].sampling

@@ -18,13 +18,14 @@ from pydantic import JsonValue
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.errors import CliError
 from durable_loop.cli.local_llm import DEFAULT_ALIAS
 from durable_loop.core.catalog import SamplingProfile
 from durable_loop.core.endpoint import LlmEndpoint
-from durable_loop.core.errors import ErrorCode
 from durable_loop.core.retry import RetrySettings
 from durable_loop.evals.behaviours import BEHAVIOURS, behaviour
+from durable_loop.evals.codes import EvalCode
 from durable_loop.evals.filters import Selected, select_models
 from durable_loop.evals.harness import eval_target
 from durable_loop.evals.plan import LiveModel, LivePlan, live_jobs, offline_jobs
@@ -75,7 +76,7 @@ def strategies(spec: str) -> list[str]:
     for name in names:
         if name not in STRATEGIES:
             raise CliError(
-                ErrorCode.UNKNOWN_STRATEGY,
+                EvalCode.UNKNOWN_STRATEGY,
                 f"unknown strategy {name!r}; strategies: {', '.join(STRATEGIES)}",
             )
     return names
@@ -86,12 +87,12 @@ def endpoint_for(model: Selected, opts: EvalOptions) -> LlmEndpoint:
     base_url = opts.base_url or base
     if base_url is None:
         raise CliError(
-            ErrorCode.NO_BASE_URL, f"--base-url is needed for provider {model.provider!r}"
+            EvalCode.NO_BASE_URL, f"--base-url is needed for provider {model.provider!r}"
         )
     key_env = opts.api_key_env or key
     if key_env and not os.environ.get(key_env) and not opts.local:
         raise CliError(
-            ErrorCode.NO_API_KEY, f"live mode needs the key in ${key_env} (or --api-key-env)"
+            EvalCode.NO_API_KEY, f"live mode needs the key in ${key_env} (or --api-key-env)"
         )
     return LlmEndpoint(
         provider=model.provider,
@@ -121,7 +122,7 @@ def live_plan(opts: EvalOptions) -> tuple[LivePlan, dict[str, list[str]]]:
     fallback = None
     if opts.fallback_matrix:
         if not opts.fallback_model:
-            raise CliError(ErrorCode.NO_FALLBACK_MODEL, "--fallback-matrix needs --fallback-model")
+            raise CliError(EvalCode.NO_FALLBACK_MODEL, "--fallback-matrix needs --fallback-model")
         fallback = endpoint_for(
             select_models(opts.fallback_model, default_provider=opts.provider)[0], opts
         )
@@ -189,7 +190,7 @@ def _wait_ready(base_url: str, child: subprocess.Popen[bytes], timeout_s: float 
     while time.monotonic() < deadline:
         if child.poll() is not None:
             raise CliError(
-                ErrorCode.LOCAL_LLM_NOT_READY, f"durable-loop local-llm exited ({child.returncode})"
+                CliCode.LOCAL_LLM_NOT_READY, f"durable-loop local-llm exited ({child.returncode})"
             )
         try:
             if httpx.get(f"{base_url}/health", timeout=2.0).status_code == 200:
@@ -198,7 +199,7 @@ def _wait_ready(base_url: str, child: subprocess.Popen[bytes], timeout_s: float 
             pass
         time.sleep(0.5)
     raise CliError(
-        ErrorCode.LOCAL_LLM_NOT_READY, f"{base_url}/health not ready after {timeout_s:.0f}s"
+        CliCode.LOCAL_LLM_NOT_READY, f"{base_url}/health not ready after {timeout_s:.0f}s"
     )
 
 

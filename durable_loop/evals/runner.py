@@ -24,6 +24,7 @@ from durable_loop.core.config import SessionSettings
 from durable_loop.core.contracts import RunResult
 from durable_loop.core.errors import ErrorCode
 from durable_loop.evals.approver import decide_until_final
+from durable_loop.evals.codes import EvalCode
 from durable_loop.evals.scenario import Scenario, Trace
 from durable_loop.evals.schema import RunRecord
 from durable_loop.store import TranscriptStore
@@ -73,7 +74,7 @@ def classify(result: RunResult | None, trace: Trace, problems: list[str], job: J
         return ErrorCode.TOOL_ERROR
     if not (trace.reply or "").strip():
         return ErrorCode.EMPTY_FINAL
-    return ErrorCode.ASSERTION_FAILED
+    return EvalCode.ASSERTION_FAILED
 
 
 async def run_job(job: Job, target: EvalTarget) -> RunRecord:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.errors import CliError
-from durable_loop.core.errors import ErrorCode
 from durable_loop.evals.scenario import Scenario
 from durable_loop.evals.scenarios_approvals import APPROVALS
 from durable_loop.evals.scenarios_core import CORE
@@ -56,7 +56,7 @@ def select_scenarios(spec: str | None) -> list[Scenario]:
             names.append(part)
         else:
             raise CliError(
-                ErrorCode.UNKNOWN_SCENARIO,
+                CliCode.UNKNOWN_SCENARIO,
                 f"unknown scenario or preset {part!r}; presets: {', '.join(PRESETS)}; "
                 f"scenarios: {', '.join(NAMED)}",
             )

@@ -29,6 +29,7 @@ class ErrorBody(BaseModel):
 class ApiError(DurableLoopError):
     """A refusal of the HTTP API: its status, code and message become the error body."""
 
+    code: ErrorCode
     show_code = True
 
     def __init__(self, status: int, code: ErrorCode, message: str) -> None:

@@ -1,4 +1,4 @@
-"""Public test helpers: a scripted LLM endpoint and pytest fixtures.
+"""Public test helpers: a scripted LLM endpoint, replaying histories, and pytest fixtures.
 
 Use them to test your own tools and sessions against real HTTP without a real model::
 
@@ -7,16 +7,22 @@ Use them to test your own tools and sessions against real HTTP without a real mo
     llm.script("my-model", [reply.tool_call("add", {"a": 1, "b": 2}), reply.text("3")])
 
 ``reply_anthropic`` and ``reply_gemini`` build the same replies in those providers' shapes,
-``reply_stream`` streamed (server-sent events) OpenAI-compatible ones.
+``reply_stream`` streamed (server-sent events) OpenAI-compatible ones. ``fetch_histories``
+reads every run of a session's workflow history, ``replay_failures`` replays histories
+against the current workflow code and reports the runs that do not replay.
 """
 
+from durable_loop.client.history import fetch_histories
 from durable_loop.testing import reply, reply_anthropic, reply_gemini, reply_stream
+from durable_loop.testing.history import replay_failures
 from durable_loop.testing.scripted import RecordedRequest, Reply, ScriptedLLM
 
 __all__ = [
     "RecordedRequest",
     "Reply",
     "ScriptedLLM",
+    "fetch_histories",
+    "replay_failures",
     "reply",
     "reply_anthropic",
     "reply_gemini",

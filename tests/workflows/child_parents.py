@@ -6,14 +6,9 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop import (
-        ChildSessionResult,
-        ChildSessionWorkflow,
-        SessionSettings,
-        UserMessage,
-        run_child_session,
-        start_child_session,
-    )
+    from durable_loop import ChildSessionResult, SessionSettings, run_child_session
+    from durable_loop.core.contracts import UserMessage
+    from durable_loop.workflows.child_session import ChildSessionWorkflow, start_child_session
 
 
 @workflow.defn

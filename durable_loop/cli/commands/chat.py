@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQueue
 from durable_loop.cli.commands.send import SETTINGS_PANEL
 from durable_loop.cli.output_schema import OutputSchemaFile, load_output_schema
@@ -106,9 +107,7 @@ def chat(
         else None
     )
     if session_id is None and settings is None:
-        raise CliError(
-            ErrorCode.NO_SESSION, "name a SESSION to resume, or pass --model to start one"
-        )
+        raise CliError(CliCode.NO_SESSION, "name a SESSION to resume, or pass --model to start one")
     chat_loop = ChatLoop(
         session_id or f"chat-{uuid.uuid4().hex[:8]}",
         settings,

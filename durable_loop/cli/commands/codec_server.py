@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from durable_loop.cli.codes import CliCode
 from durable_loop.core.errors import ErrorCode
 
 KEYS_ENV = "DURABLE_LOOP_CODEC_KEYS"
@@ -97,7 +98,7 @@ def build_app(  # type: ignore[no-untyped-def]
         raise CliError(err.code, str(err)) from None
     if not tokens:
         raise CliError(
-            ErrorCode.NO_CODEC_TOKENS,
+            CliCode.NO_CODEC_TOKENS,
             f"set {TOKENS_ENV}=TOKEN=IDENTITY,... or --tokens-file: the codec server "
             "decrypts for token holders only",
         )

@@ -269,8 +269,8 @@ def not_pending(
     session_id: str, target_id: str, held: ToolApprovalList, proposed: ProposalList
 ) -> Exception:
     """NOT_PENDING, naming what does wait (ids and tool names made visible)."""
+    from durable_loop.cli.codes import CliCode
     from durable_loop.cli.errors import CliError
-    from durable_loop.core.errors import ErrorCode
     from durable_loop.core.visible_text import visible
 
     waiting = [f"{visible(c.call_id)} (tool call {visible(c.tool)})" for c in held.pending]
@@ -282,7 +282,7 @@ def not_pending(
     )
     session = visible(session_id)
     return CliError(
-        ErrorCode.NOT_PENDING,
+        CliCode.NOT_PENDING,
         f"no tool call or proposal {target_id!r} waits in session {session}; {now} "
         f"(`durable-loop pending {session}`)",
     )

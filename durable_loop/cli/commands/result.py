@@ -63,10 +63,10 @@ async def _result(
 
     from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 
+    from durable_loop.cli.codes import CliCode
     from durable_loop.cli.commands.session_rpc import known_error, temporal_client
     from durable_loop.cli.errors import CliError
     from durable_loop.client.late_reply import probe_wait
-    from durable_loop.core.errors import ErrorCode
 
     client = await temporal_client(temporal)
     try:
@@ -74,9 +74,7 @@ async def _result(
             return await _follow(client, session_id, message_id, quiet=quiet)
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         wait = await probe_wait(client, session_id, message_id)
-        raise CliError(
-            ErrorCode.NO_REPLY, f"no result within {timeout:g}s: {wait.text()}"
-        ) from None
+        raise CliError(CliCode.NO_REPLY, f"no result within {timeout:g}s: {wait.text()}") from None
     except CliError:
         raise
     except Exception as err:

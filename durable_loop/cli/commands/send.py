@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQueue
 from durable_loop.cli.output_schema import (
     OutputSchemaFile,
@@ -291,7 +292,7 @@ async def _send(
             return await _reply_or_notice(reply, client, session_id, message_id, timeout)
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         wait = await probe_wait(client, session_id, message_id)
-        raise CliError(ErrorCode.NO_REPLY, f"no reply within {timeout:g}s: {wait.text()}") from None
+        raise CliError(CliCode.NO_REPLY, f"no reply within {timeout:g}s: {wait.text()}") from None
     except WorkflowUpdateFailedError as err:
         refused = refusal_of(err)
         raise CliError(refused.code or ErrorCode.UPDATE_REFUSED, refused.message) from None

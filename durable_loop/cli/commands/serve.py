@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.commands.options import (
     Address,
     ApiKey,
@@ -15,7 +16,6 @@ from durable_loop.cli.commands.options import (
     TaskQueue,
     WebUiUrl,
 )
-from durable_loop.core.errors import ErrorCode
 
 if TYPE_CHECKING:
     import socket
@@ -83,7 +83,7 @@ def serve(
         raise CliError(err.code, str(err)) from None
     if not tokens:
         raise CliError(
-            ErrorCode.NO_API_TOKENS,
+            CliCode.NO_API_TOKENS,
             f"set {TOKENS_ENV}=TOKEN=IDENTITY,... or pass --tokens-file: the service "
             "refuses every request without a token",
         )

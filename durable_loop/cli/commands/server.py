@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.commands.options import StateDir
 from durable_loop.core.constants import STATE_DIR
 from durable_loop.core.errors import ErrorCode
@@ -75,7 +76,7 @@ def server(
                     from durable_loop.cli.errors import CliError
 
                     raise CliError(
-                        ErrorCode.DEV_SERVER_EXITED,
+                        CliCode.DEV_SERVER_EXITED,
                         f"the dev server exited with code {dev.process.returncode}; "
                         f"see {dev.log_path}",
                     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from durable_loop.core.errors import ErrorCode
+from durable_loop.cli.codes import CliCode
+from durable_loop.core.errors import Code, ErrorCode
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -22,7 +23,7 @@ async def temporal_client(temporal: dict[str, object]) -> Client:
     return await connect(settings, check_namespace=False, interceptors=[])
 
 
-def known_failure(err: Exception, session_id: str, refused: ErrorCode) -> Exception:
+def known_failure(err: Exception, session_id: str, refused: Code) -> Exception:
     """Map refusals (``refused`` when they carry no code) and a missing session to
     CliError(code); anything else passes through unchanged."""
     from temporalio.client import WorkflowUpdateFailedError
@@ -44,7 +45,7 @@ def known_failure(err: Exception, session_id: str, refused: ErrorCode) -> Except
 
 
 def known_error(
-    err: Exception, session_id: str, *, refused: ErrorCode = ErrorCode.DECISION_REFUSED
+    err: Exception, session_id: str, *, refused: Code = CliCode.DECISION_REFUSED
 ) -> Exception:
     """As :func:`known_failure`, and a decision on something not pending (found so by the
     client before sending) becomes CliError(its code)."""

@@ -26,6 +26,7 @@ class CodecError(DurableLoopError, ValueError):
     """A codec failure with a stable code: CODEC_CONFIG, CODEC_KEY_UNKNOWN,
     CODEC_DECRYPT_FAILED or CODEC_BAD_PAYLOAD."""
 
+    code: ErrorCode
     show_code = True
 
 

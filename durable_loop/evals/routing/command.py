@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from durable_loop.core.errors import ErrorCode
+from durable_loop.evals.codes import EvalCode
 
 if TYPE_CHECKING:
     from durable_loop.evals.routing.report import BenchReport
@@ -122,14 +122,14 @@ async def _run(
     if base_url is None:
         if scripted not in BEHAVIOURS:
             raise CliError(
-                ErrorCode.UNKNOWN_BEHAVIOUR, f"--scripted must be one of {sorted(BEHAVIOURS)}"
+                EvalCode.UNKNOWN_BEHAVIOUR, f"--scripted must be one of {sorted(BEHAVIOURS)}"
             )
         server = ScriptedLLM().start()
         model = f"scripted-{scripted}"
         server.script(model, [], then=BEHAVIOURS[scripted])
         base_url = server.base_url
     elif not model:
-        raise CliError(ErrorCode.MISSING_MODEL, "--model is required with --base-url")
+        raise CliError(EvalCode.MISSING_MODEL, "--model is required with --base-url")
     endpoint = LlmEndpoint(
         provider=provider,
         model=str(model),
