@@ -13,7 +13,7 @@ functions: importable in the workflow sandbox.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 
 from jsonschema import Draft202012Validator
@@ -38,7 +38,7 @@ from durable_loop.core.approval_models import (
 )
 from durable_loop.core.canonical_json import canonical_dumps, sha256_hex, utf8_len
 from durable_loop.core.errors import CodedError, ErrorCode
-from durable_loop.core.proposals import RefusedDecision
+from durable_loop.core.proposals import AuditOp, RefusedDecision
 from durable_loop.core.tools import ToolSpec
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "ToolCallStatus",
     "ToolPolicy",
     "allowed_approvers",
+    "audit_op",
     "edit_problem",
     "edited_fields",
     "gated_by_name",
@@ -72,7 +73,9 @@ __all__ = [
     "policy_allowing",
     "remember_problem",
     "schema_problems",
+    "standing_policy",
     "tool_call_fingerprint",
+    "with_policy",
 ]
 
 DEFAULT_APPROVAL_TTL_S = 24 * 3600.0
@@ -209,6 +212,33 @@ def policy_allowing(
         if policy.condition is None or not schema_problems(policy.condition, arguments):
             return policy
     return None
+
+
+def standing_policy(
+    tool: str, call_id: str, approver: str, remember: Remember, now: datetime
+) -> ToolPolicy:
+    """The standing approval ``remember`` sets, from ``now``."""
+    return ToolPolicy(
+        tool=tool,
+        approved_by=approver,
+        condition=remember.condition,
+        created_at=now,
+        expires_at=now + timedelta(seconds=remember.for_s) if remember.for_s else None,
+        call_id=call_id,
+    )
+
+
+def with_policy(policies: list[ToolPolicy], policy: ToolPolicy) -> list[ToolPolicy]:
+    """``policies`` with ``policy`` in place of one for the same tool and condition."""
+    kept = [p for p in policies if p.tool != policy.tool or p.condition != policy.condition]
+    return [*kept, policy]
+
+
+def audit_op(status: ToolCallStatus, edited: bool) -> AuditOp:
+    """The audit row's op for a settled call."""
+    if status == "confirmed":
+        return "edit" if edited else "confirm"
+    return "reject" if status == "rejected" else "expire"
 
 
 def remember_problem(decision: ToolCallDecision) -> str | None:

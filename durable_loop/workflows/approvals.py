@@ -5,7 +5,8 @@ from the store once, for the condition and for display), arms one durable expiry
 per call, checks decisions (the same checks and codes as fact proposals) and records each
 accepted decision, and each refused Signal, as an audit row. The message's loop parks
 while calls of it are held and resumes once all are decided (see ``tool_loop``).
-:class:`ApprovalHandlers` exposes it as a Query, a Signal and an Update.
+:class:`durable_loop.workflows.approval_handlers.ApprovalHandlers` exposes it as a
+Query, a Signal and an Update.
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.activity_refs import READ_TOOL_CALLS_REF
     from durable_loop.core.approvals import (
         PATCH_TOOL_APPROVALS,
-        QUERY_TOOL_APPROVALS,
-        SIGNAL_TOOL_CALL_DECISION,
-        UPDATE_DECIDE_TOOL_CALL,
         ApprovalBookState,
         PendingToolCall,
         ReadToolCallsInput,
@@ -36,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCallStatus,
         ToolPolicy,
         allowed_approvers,
+        audit_op,
         edit_problem,
         edited_fields,
         gated_by_name,
@@ -43,7 +42,9 @@ with workflow.unsafe.imports_passed_through():
         needs_approval,
         policy_allowing,
         remember_problem,
+        standing_policy,
         tool_call_fingerprint,
+        with_policy,
     )
     from durable_loop.core.config import SessionSettings
     from durable_loop.core.decider_rules import refused_comment
@@ -64,7 +65,6 @@ from durable_loop.workflows.proposals import (
     refused_decision,
 )
 from durable_loop.workflows.refusals import refusal_scope, refuse
-from durable_loop.workflows.sub_agent_children import SubAgentChildren
 
 CLOSE_ACTOR = "system:close"
 CANCEL_ACTOR = "system:cancel"
@@ -79,12 +79,6 @@ def refuse_unheld(decision: CallDecision, why: str) -> None:
         code=ErrorCode.TOOL_NOT_ALLOWED,
         message=f"tool {decision.call.name!r} needs a person's approval and {why}; it did not run",
     )
-
-
-def audit_op(status: ToolCallStatus, edited: bool) -> AuditOp:
-    if status == "confirmed":
-        return "edit" if edited else "confirm"
-    return "reject" if status == "rejected" else "expire"
 
 
 class ApprovalBook:
@@ -300,18 +294,8 @@ class ApprovalBook:
         """Keep a standing approval of the tool, audited, and let the calls already waiting
         that it allows run (each settled as confirmed by the same person, once)."""
         now = workflow.now()
-        policy = ToolPolicy(
-            tool=approved.tool,
-            approved_by=approver,
-            condition=remember.condition,
-            created_at=now,
-            expires_at=now + timedelta(seconds=remember.for_s) if remember.for_s else None,
-            call_id=approved.call_id,
-        )
-        self.policies = [
-            p for p in self.policies if p.tool != policy.tool or p.condition != policy.condition
-        ]
-        self.policies.append(policy)
+        policy = standing_policy(approved.tool, approved.call_id, approver, remember, now)
+        self.policies = with_policy(self.policies, policy)
         await self._audit(
             "allow",
             approver,
@@ -464,67 +448,3 @@ class ApprovalBook:
                 }
             )
         )
-
-
-class ApprovalHandlers:
-    """Mixed into the session workflow: the Query, Signal and Update of tool approvals.
-    Calls held by the session's running sub-agents are listed too, and decisions on them
-    are routed to the sub-agent (see ``sub_agent_children``) and listed with the session's
-    own."""
-
-    _approvals: ApprovalBook
-    _children: SubAgentChildren
-
-    @workflow.query(name=QUERY_TOOL_APPROVALS)
-    def tool_approvals(self) -> ToolApprovalList:
-        listing = self._approvals.listing()
-        listing.pending += self._children.pending()
-        routed = self._children.recent_decided()
-        if routed:
-            decided = [*listing.decided, *routed]
-            listing.decided = sorted(decided, key=lambda d: d.decided_at)
-        return listing
-
-    def _sub_agent_of(self, decision: ToolCallDecision) -> str | None:
-        """The sub-agent session holding the decided call; None for this session's own
-        (which wins when a decision names no session and both hold the call id)."""
-        own = decision.session_id in (None, self._approvals.session_id)
-        if own and decision.call_id in self._approvals.pending:
-            return None
-        return self._children.owner(decision)
-
-    @workflow.signal(name=SIGNAL_TOOL_CALL_DECISION)
-    async def tool_call_decision(self, decision: ToolCallDecision) -> None:
-        child = self._sub_agent_of(decision)
-        if child is not None:
-            await self._children.forward(child, decision)
-            return
-        try:
-            self._approvals.check(decision)
-        except ApplicationError as err:
-            await self._approvals.record_refusal(decision, err)
-            return
-        await self._approvals.decide(decision)
-
-    @workflow.update(name=UPDATE_DECIDE_TOOL_CALL)
-    async def decide_tool_call(self, decision: ToolCallDecision) -> ToolCallDecided:
-        """Under the ``decision-rules`` patch the handler, not the validator, refuses a
-        decision on this session's own calls, so the refusal is audited like a Signal's."""
-        child = self._sub_agent_of(decision)
-        if child is not None:
-            return await self._children.decide(child, decision)
-        if self._approvals.strict:
-            try:
-                self._approvals.check(decision)
-            except ApplicationError as err:
-                await self._approvals.record_refusal(decision, err)
-                raise
-        return await self._approvals.decide(decision)
-
-    @decide_tool_call.validator
-    def _validate_tool_call_decision(self, decision: ToolCallDecision) -> None:
-        child = self._sub_agent_of(decision)
-        if child is not None:
-            self._children.check(child, decision, strict=self._approvals.strict)
-        elif not self._approvals.strict:
-            self._approvals.check(decision)

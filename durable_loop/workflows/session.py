@@ -42,7 +42,8 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.tools import ToolCatalog
 
 from durable_loop.workflows.activity_calls import run_local_activity
-from durable_loop.workflows.approvals import ApprovalBook, ApprovalHandlers
+from durable_loop.workflows.approval_handlers import ApprovalHandlers
+from durable_loop.workflows.approvals import ApprovalBook
 from durable_loop.workflows.budget import BudgetHandlers
 from durable_loop.workflows.message_bodies import MessageBodies
 from durable_loop.workflows.model_routing import switch_result, switched_settings, validate_switch
