@@ -8,24 +8,23 @@ small context or unreliable native tool calling.
 4. The summarizer (no tools) turns the result into the reply; ``none`` gets a direct answer
    and ``clarify`` replies with the router's question.
 
-Each model output is parsed as untrusted text and validated in this workflow
-(``router.protocol``); a failure gets one repair prompt quoting the error. Every step is an
-activity, so history shows the route taken and the trace carries each step's latency.
+What to do after each model output is decided by the pure step ``core/router/step.py``
+(which ``route-bench`` runs too); this workflow carries its actions out as activities and
+answers its patch checks with ``workflow.patched``. Every step is an activity, so history
+shows the route taken and the trace carries each step's latency.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Coroutine
 from datetime import timedelta
-from typing import Literal, TypeVar
+from typing import Any, Literal
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic import JsonValue
-
     from durable_loop.core.activity_contracts import AppendItem, LlmTurnOutput, ToolCallSummary
     from durable_loop.core.activity_refs import ROUTER_ANSWER, ROUTER_STEP
     from durable_loop.core.canonical_json import (
@@ -44,20 +43,24 @@ with workflow.unsafe.imports_passed_through():
         AnswerMode,
         RepairNote,
         RouterAnswerInput,
+        RouterAnswerOutput,
         RouterStepInput,
         RouterStepOutput,
     )
-    from durable_loop.core.router.protocol import (
-        ExecutorCall,
-        RouterDecision,
-        StepFailure,
-        clarify_of_named_argument,
-        clarify_question,
-        is_toolless_clarify,
-        parse_executor,
-        parse_router,
-        stated_arguments,
-        ungrounded_arguments,
+    from durable_loop.core.router.options import answer_options, step_options
+    from durable_loop.core.router.protocol import ExecutorCall
+    from durable_loop.core.router.step import (
+        Answer,
+        AskExecutor,
+        AskRouter,
+        CheckPatch,
+        Fail,
+        ModelOutput,
+        RouteState,
+        RunCall,
+        advance,
+        shown_to_executor,
+        with_patch,
     )
     from durable_loop.core.tools import ToolSpec
 
@@ -70,10 +73,6 @@ from durable_loop.workflows.activity_calls import (
 from durable_loop.workflows.run_control import MessageCancelled
 from durable_loop.workflows.tool_loop import MessageLoop
 
-Parsed = TypeVar("Parsed", RouterDecision, ExecutorCall)
-GROUNDED_ARGUMENTS_PATCH = "router-grounded-arguments"
-CLARIFY_NAMED_ARGUMENT_PATCH = "router-clarify-names-its-argument"
-CLARIFY_CHECKED_PATCH = "router-clarify-checked"
 StepKind = Literal["route", "execute"]
 
 
@@ -83,132 +82,69 @@ class RouterPipeline(MessageLoop):
     async def run(self, text: str) -> RunResult:
         router = self.config.router
         self.trace = PipelineTrace()
-        self.stated: ExecutorCall | None = None
         self.endpoint = self.settings.llm
         if router.model:
             self.endpoint = self.endpoint.model_copy(update={"model": router.model})
         user_seq = self._append(Message.user(text))
+        start = RouteState(
+            specs=self._visible_specs(),
+            said=self._said(text),
+            tools_on=self.config.tool_use_mode is not ToolUseMode.DISABLED,
+            repair_attempts=router.repair_attempts,
+        )
         try:
-            if not self.visible or self.config.tool_use_mode is ToolUseMode.DISABLED:
-                self.trace.choice = "none"
-                return await self._answer("answer", user_seq)
-            decision = await self._ask(
-                "route",
-                user_seq,
-                self._parse_route,
-                rescue=lambda out: self._rescue_route(out, user_seq, text),
-            )
-            if decision is None:
-                return self.result
-            self.trace.choice, self.trace.tool = decision.choice, decision.tool
-            if decision.choice == "none":
-                return await self._answer("answer", user_seq)
-            spec = self.specs[str(decision.tool)]
-            if decision.choice == "clarify":
-                stated = None
-                if workflow.patched(CLARIFY_CHECKED_PATCH):
-                    stated = await self._stated_call(spec, user_seq, text)
-                if stated is None:
-                    if self.result.status == "failed":
-                        return self.result
-                    return await self._answer("clarify", user_seq, question=decision.question)
-                self.trace.choice, self.trace.clarify_overruled = "call_tool", True
-                return await self._run_call(stated, user_seq)
-            if self.stated is not None:
-                self.trace.clarify_overruled = True
-                return await self._run_call(self.stated, user_seq)
-            call = await self._ask(
-                "execute", user_seq, lambda out: parse_executor(out, spec), tool=spec.name
-            )
-            if call is None:
-                return self.result
-            missing = ungrounded_arguments(call, spec, self._said(text))
-            if missing and workflow.patched(GROUNDED_ARGUMENTS_PATCH):
-                self.trace.choice, self.trace.ungrounded = "clarify", missing
-                question = clarify_question(spec, missing)
-                return await self._answer("clarify", user_seq, question=question)
-            return await self._run_call(call, user_seq)
+            return await self._route(start, user_seq)
         except MessageCancelled:
             return self._cancelled(self.control.reason or "cancelled")
         finally:
             self.result.pipeline = self.trace
             await self._flush()
 
+    async def _route(self, state: RouteState, user_seq: int) -> RunResult:
+        """Carry out the step's actions until it answers, runs the call or fails."""
+        output: ModelOutput | None = None
+        while True:
+            step = advance(state, output)
+            state, action = step.state, step.action
+            self._note(state)
+            if isinstance(action, CheckPatch):
+                state = with_patch(state, action.patch, workflow.patched(action.patch))
+                continue
+            if isinstance(action, AskRouter | AskExecutor):
+                out = await self._ask(action, user_seq)
+                if out is None:
+                    return self.result
+                output = ModelOutput(text=out.text, truncated=out.truncated)
+                continue
+            return await self._conclude(action, user_seq)
+
+    async def _conclude(self, action: Answer | RunCall | Fail, user_seq: int) -> RunResult:
+        if isinstance(action, Fail):
+            return self._fail(action.code, action.message)
+        if isinstance(action, RunCall):
+            return await self._run_call(action.call, user_seq)
+        return await self._answer(action.mode, user_seq, question=action.question)
+
+    def _note(self, state: RouteState) -> None:
+        """What the step decided so far, in the trace (the reply's meta carries it)."""
+        self.trace.choice, self.trace.tool = state.choice, state.tool
+        self.trace.ungrounded = list(state.ungrounded)
+        self.trace.clarify_overruled = state.clarify_overruled
+        self.trace.repairs = list(state.repairs)
+
     async def _run_call(self, call: ExecutorCall, user_seq: int) -> RunResult:
         result_seq = await self._call_tool(call)
         mode: AnswerMode = "summarize" if self.config.router.summarize else "raw"
         return await self._answer(mode, user_seq, result_seq=result_seq, tool=call.tool)
 
-    async def _stated_call(self, spec: ToolSpec, user_seq: int, text: str) -> ExecutorCall | None:
-        """The call to make instead of the router's clarify, when the message already holds
-        what it asks for: one executor request (no repair), kept only if every required
-        value is the user's own (patch ``router-clarify-checked``). A small router asks
-        "What is the flight number?" of "Is flight BA 117 on time?"; an invented or
-        expanded value keeps the clarify."""
-        out = await self._step("execute", user_seq, spec.name, None)
-        if out is None or out.truncated:
-            return None
-        call = parse_executor(out.text, spec, bare_args=True)
-        if isinstance(call, StepFailure) or not stated_arguments(call, spec, self._said(text)):
-            return None
-        return call
-
-    async def _rescue_route(self, out: str, user_seq: int, text: str) -> RouterDecision | None:
-        """An invalid router output that still says what to do (patch
-        ``router-clarify-checked``), read without a repair request: a clarify without a
-        tool whose question names one tool's argument by its distinctive words ("the
-        tracking number" for ``tracking_id``) is checked like any clarify, and becomes the
-        call when the message holds its values; a clarify naming no tool's argument at all
-        has no lookup to clarify and is ``none``. Anything else goes to the repair prompt."""
-        specs = self._visible_specs()
-        named = clarify_of_named_argument(out, specs, distinctive=True)
-        toolless = named is None and is_toolless_clarify(out, specs)
-        if (named is None and not toolless) or not workflow.patched(CLARIFY_CHECKED_PATCH):
-            return None
-        if named is None:
-            self.trace.repairs.append("route: a clarify naming no tool and no argument: none")
-            return RouterDecision(choice="none")
-        self.stated = await self._stated_call(self.specs[str(named.tool)], user_seq, text)
-        return None if self.stated is None else RouterDecision(choice="call_tool", tool=named.tool)
-
     def _said(self, text: str) -> list[str]:
-        """What the executor was shown: the message and the recent conversation (previews,
+        """What the executor is shown: the message and the recent conversation (previews,
         as the workflow keeps them)."""
-        keep = self.config.router.context_messages
         earlier = [e.preview for e in self.cursor.tail if e.role in ("user", "assistant")]
-        return [text, *(earlier[-keep - 1 :] if keep else [])]
-
-    def _parse_route(self, out: str) -> RouterDecision | StepFailure:
-        """The router's answer; a clarify whose question names one tool's required
-        argument counts as a clarify for that tool (patch
-        ``router-clarify-names-its-argument``) instead of going to the repair prompt; since
-        ``router-clarify-checked`` a one-letter argument (``a``) is not named by the article
-        "a"."""
-        specs = self._visible_specs()
-        decision = parse_router(out, specs)
-        if isinstance(decision, StepFailure):
-            letters = clarify_of_named_argument(out, specs, letters=True)
-            named = clarify_of_named_argument(out, specs)
-            if (letters or named) is None or not workflow.patched(CLARIFY_NAMED_ARGUMENT_PATCH):
-                return decision
-            if workflow.patched(CLARIFY_CHECKED_PATCH):
-                return named or decision
-            return letters or decision
-        return decision
+        return shown_to_executor(text, earlier, self.config.router.context_messages)
 
     def _visible_specs(self) -> list[ToolSpec]:
         return [self.specs[name] for name in self.visible]
-
-    def _options(self) -> dict[str, JsonValue]:
-        router = self.config.router
-        options: dict[str, JsonValue] = dict(self.config.request_overrides)
-        if router.temperature is not None:
-            options["temperature"] = router.temperature
-        if router.max_tokens is not None:
-            options["max_tokens"] = router.max_tokens
-        if router.json_mode:
-            options["response_format"] = {"type": "json_object"}
-        return options
 
     def _count_turn(self) -> int:
         self.cursor.turn_index += 1
@@ -218,46 +154,10 @@ class RouterPipeline(MessageLoop):
 
     # ------------------------------------------------------------------ router, executor
 
-    async def _ask(
-        self,
-        kind: StepKind,
-        user_seq: int,
-        parse: Callable[[str], Parsed | StepFailure],
-        tool: str | None = None,
-        rescue: Callable[[str], Awaitable[Parsed | None]] | None = None,
-    ) -> Parsed | None:
-        """Run one step, with up to ``repair_attempts`` repair prompts quoting the error;
-        ``rescue`` may read an invalid output before a repair is asked for."""
-        repair: RepairNote | None = None
-        failure: StepFailure | None = None
-        for _ in range(1 + self.config.router.repair_attempts):
-            out = await self._step(kind, user_seq, tool, repair)
-            if out is None:
-                return None
-            if out.truncated:
-                failure = StepFailure(
-                    code=ErrorCode.SCHEMA_INVALID, message="the output is too long"
-                )
-            else:
-                parsed = parse(out.text)
-                if not isinstance(parsed, StepFailure):
-                    return parsed
-                rescued = None if rescue is None else await rescue(out.text)
-                if rescued is not None or self.result.status == "failed":
-                    return rescued
-                failure = parsed
-            self.trace.repairs.append(f"{kind}: {failure.code}: {failure.message}"[:300])
-            repair = RepairNote(
-                previous_output=out.text, error=f"{failure.code}: {failure.message}"
-            )
-        code = (
-            ErrorCode.ROUTER_INVALID_OUTPUT
-            if kind == "route"
-            else ErrorCode.EXECUTOR_INVALID_OUTPUT
-        )
-        detail = f"{failure.code}: {failure.message}" if failure else "no output"
-        self._fail(code, f"the {kind} step gave no valid output after repair: {detail}")
-        return None
+    async def _ask(self, action: AskRouter | AskExecutor, user_seq: int) -> RouterStepOutput | None:
+        if isinstance(action, AskRouter):
+            return await self._step("route", user_seq, None, action.repair)
+        return await self._step("execute", user_seq, action.tool, action.repair)
 
     async def _step(
         self, kind: StepKind, user_seq: int, tool: str | None, repair: RepairNote | None
@@ -275,7 +175,7 @@ class RouterPipeline(MessageLoop):
             repair=repair,
             context_messages=self.config.router.context_messages,
             max_output_bytes=self.config.router.max_output_bytes,
-            options=self._options(),
+            options=step_options(self.config.router, self.config.request_overrides),
         )
         try:
             step = run_activity(
@@ -355,23 +255,35 @@ class RouterPipeline(MessageLoop):
             clarify_question=question,
             summary_input_bytes=self.config.router.summary_input_bytes,
             context_messages=self.config.router.context_messages,
-            options={k: v for k, v in self._options().items() if k != "response_format"},
+            options=answer_options(self.config.router, self.config.request_overrides),
             reply_inline_bytes=self.config.reply_inline_bytes,
             trace=self.trace,
         )
         try:
-            answer = run_activity(
-                ROUTER_ANSWER,
-                inp,
-                start_to_close_timeout=timedelta(seconds=self.endpoint.timeout_s + 15),
-                retry_policy=retry_policy(self.endpoint.retry, LLM_NON_RETRYABLE),
-                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-                summary=f"answer ({mode}): {self.endpoint.model if uses_model else 'no model'}",
-            )
-            out = await self.control.guard(answer)
+            out = await self.control.guard(self._answer_activity(inp, uses_model))
         except ActivityError as err:
             failure = failure_of(err)
             return self._fail(failure.code, failure.message)
+        self._take_reply(out, reply_seq, uses_model)
+        verdict = self._judge_reply(mode, out.text)
+        if verdict is not None:
+            self.result.status = "failed"
+            self.result.error = verdict
+        return self.result
+
+    def _answer_activity(
+        self, inp: RouterAnswerInput, uses_model: bool
+    ) -> Coroutine[Any, Any, RouterAnswerOutput]:
+        return run_activity(
+            ROUTER_ANSWER,
+            inp,
+            start_to_close_timeout=timedelta(seconds=self.endpoint.timeout_s + 15),
+            retry_policy=retry_policy(self.endpoint.retry, LLM_NON_RETRYABLE),
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            summary=f"answer ({inp.mode}): {self.endpoint.model if uses_model else 'no model'}",
+        )
+
+    def _take_reply(self, out: RouterAnswerOutput, reply_seq: int, uses_model: bool) -> None:
         self.appends = []
         self.trace.summarizer_ms = out.latency_ms if uses_model else 0
         self.result.usage = self.result.usage + out.usage
@@ -380,6 +292,9 @@ class RouterPipeline(MessageLoop):
         self.result.reply_truncated = out.truncated
         self.result.reply_seq = reply_seq
         self._remember(reply_seq, "assistant", out.text)
+
+    def _judge_reply(self, mode: AnswerMode, text: str) -> CodedError | None:
+        """A clarify is not a final answer, so only an empty one fails."""
         verdict = None
         if mode != "clarify":
             verdict = judge_final(
@@ -387,9 +302,6 @@ class RouterPipeline(MessageLoop):
                 tool_calls_made=len(self.result.tool_calls),
                 last_ok_by_tool=self.last_ok_by_tool,
             )
-        if verdict is None and not out.text.strip():
+        if verdict is None and not text.strip():
             verdict = CodedError(code=ErrorCode.EMPTY_FINAL, message="the final reply was empty")
-        if verdict is not None:
-            self.result.status = "failed"
-            self.result.error = verdict
-        return self.result
+        return verdict

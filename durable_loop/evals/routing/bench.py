@@ -1,7 +1,8 @@
 """The routing benchmark: labelled queries through the router -> executor steps.
 
-Each query runs the pipeline's own prompts, parsers and repair rule against one endpoint
-(a live OpenAI-compatible server or an offline scripted behaviour) and is scored on:
+Each query runs the pipeline's own prompts and route decision (``core/router/step.py``)
+against one endpoint (a live OpenAI-compatible server or an offline scripted behaviour) and
+is scored on:
 
 * JSON validity: share of model outputs (every attempt) that contain a JSON object
   (``strict_json_rate``: the output was nothing but the object, code fences aside);
@@ -30,24 +31,23 @@ from temporalio.exceptions import ApplicationError
 
 from durable_loop.activities.chat import chat_once
 from durable_loop.activities.gateway import LlmGateway
+from durable_loop.activities.router import clip
 from durable_loop.core.config import RouterConfig
 from durable_loop.core.endpoint import LlmEndpoint
-from durable_loop.core.messages import Message
+from durable_loop.core.errors import ErrorCode
+from durable_loop.core.router.options import step_options
 from durable_loop.core.router.prompts import executor_messages, router_messages, with_repair
-from durable_loop.core.router.protocol import (
-    Choice,
-    ExecutorCall,
-    Extracted,
-    RouterDecision,
-    StepFailure,
-    clarify_of_named_argument,
-    extract_json,
-    is_strict_json,
-    is_toolless_clarify,
-    parse_executor,
-    parse_router,
-    stated_arguments,
-    ungrounded_arguments,
+from durable_loop.core.router.protocol import Choice, Extracted, StepFailure, extract_json
+from durable_loop.core.router.step import (
+    AskExecutor,
+    AskRouter,
+    CheckPatch,
+    Fail,
+    ModelOutput,
+    RouteState,
+    advance,
+    shown_to_executor,
+    with_patch,
 )
 from durable_loop.core.tools import ToolSpec
 from durable_loop.evals.routing.report import BenchReport, QueryOutcome, StepRecord, summarize
@@ -118,7 +118,17 @@ def _same(expected: JsonValue, got: JsonValue) -> bool:
     return expected == got
 
 
+def _note(outcome: QueryOutcome, state: RouteState) -> None:
+    outcome.choice, outcome.tool = state.choice, state.tool
+    outcome.args = None if state.call is None else state.call.args
+    outcome.ungrounded = list(state.ungrounded)
+    outcome.clarify_overruled = state.clarify_overruled
+
+
 class RoutingBench:
+    """Runs each query through the pipeline's own step (``core/router/step.py``), with
+    direct model calls instead of activities and the current code at every patch point."""
+
     def __init__(
         self,
         http: httpx.AsyncClient,
@@ -126,6 +136,7 @@ class RoutingBench:
         specs: list[ToolSpec],
         *,
         router: RouterConfig | None = None,
+        request_overrides: Mapping[str, JsonValue] | None = None,
         environ: Mapping[str, str] | None = None,
         route_only: bool = False,
     ) -> None:
@@ -133,144 +144,97 @@ class RoutingBench:
         self.endpoint = endpoint
         self.specs = specs
         self.router = router or RouterConfig()
+        self.options = step_options(self.router, request_overrides or {})
         self.route_only = route_only
-
-    def _options(self) -> dict[str, JsonValue]:
-        options: dict[str, JsonValue] = {}
-        if self.router.temperature is not None:
-            options["temperature"] = self.router.temperature
-        if self.router.max_tokens is not None:
-            options["max_tokens"] = self.router.max_tokens
-        if self.router.json_mode:
-            options["response_format"] = {"type": "json_object"}
-        return options
-
-    async def _step(
-        self,
-        kind: str,
-        query: LabelledQuery,
-        outcome: QueryOutcome,
-        base: list[Message],
-        spec: ToolSpec | None = None,
-    ) -> RouterDecision | ExecutorCall | None:
-        """One step with the pipeline's repair rule; ``spec`` is the executor's tool."""
-        messages = base
-        for attempt in range(1 + self.router.repair_attempts):
-            reply = await chat_once(self.gateway, self.endpoint, messages, self._options())
-            parsed: RouterDecision | ExecutorCall | StepFailure
-            if spec is None:
-                outcome.router_ms += reply.latency_ms
-                parsed = parse_router(reply.text, self.specs)
-                if isinstance(parsed, StepFailure):  # as the pipeline reads it
-                    parsed = clarify_of_named_argument(reply.text, self.specs) or parsed
-            else:
-                outcome.executor_ms += reply.latency_ms
-                parsed = parse_executor(reply.text, spec)
-            extracted = extract_json(reply.text)
-            outcome.steps.append(
-                StepRecord(
-                    kind=kind,
-                    attempt=attempt + 1,
-                    ms=reply.latency_ms,
-                    json_valid=not isinstance(extracted, StepFailure),
-                    strict_json=isinstance(extracted, Extracted) and extracted.strict,
-                    schema_valid=not isinstance(parsed, StepFailure),
-                    error=parsed.message[:300] if isinstance(parsed, StepFailure) else None,
-                    output=reply.text[:300],
-                )
-            )
-            if not isinstance(parsed, StepFailure):
-                return parsed
-            if spec is None and (rescued := await self._rescue_route(reply.text, query, outcome)):
-                return rescued
-            outcome.repaired = True
-            messages = with_repair(base, reply.text, f"{parsed.code}: {parsed.message}")
-        return None
 
     async def run_query(self, query: LabelledQuery) -> QueryOutcome:
         outcome = QueryOutcome(
             id=query.id, tags=query.tags, expect=query.expect, expected_tool=query.tool
         )
-        names = [s.name for s in self.specs]
+        state = RouteState(
+            specs=self.specs,
+            said=shown_to_executor(query.text, [], self.router.context_messages),
+            repair_attempts=self.router.repair_attempts,
+            route_only=self.route_only,
+        )
         try:
-            decision = await self._step(
-                "route", query, outcome, router_messages(query.text, names, [])
-            )
-            if not isinstance(decision, RouterDecision):
-                outcome.error = "router gave no valid output"
-                return outcome
-            outcome.choice, outcome.tool = decision.choice, decision.tool
-            checked = decision.choice == "clarify" and not self.route_only
-            if checked and (
-                stated := await self._stated_call(query, outcome, self._spec(decision.tool))
-            ):
-                outcome.choice, outcome.args, outcome.clarify_overruled = (
-                    "call_tool",
-                    stated.args,
-                    True,
-                )
-            # a rescued clarify (clarify_overruled already) made its call from the query's values
-            elif decision.choice == "call_tool" and not (
-                self.route_only or outcome.clarify_overruled
-            ):
-                spec = self._spec(decision.tool)
-                call = await self._step(
-                    "execute", query, outcome, executor_messages(query.text, spec, []), spec
-                )
-                if isinstance(call, ExecutorCall):
-                    outcome.args = call.args
-                    outcome.ungrounded = ungrounded_arguments(call, spec, [query.text])
-                    if outcome.ungrounded:
-                        outcome.choice = "clarify"
-                else:
-                    outcome.error = "executor gave no valid output"
+            await self._route(query, outcome, state)
         except ApplicationError as err:
             outcome.error = f"{err.type}: {err.message}"[:300]
         self._score(query, outcome)
         return outcome
 
-    def _spec(self, name: str | None) -> ToolSpec:
-        return next(s for s in self.specs if s.name == name)
+    async def _route(self, query: LabelledQuery, outcome: QueryOutcome, state: RouteState) -> None:
+        """Carry out the step's actions as the workflow does; stop at its answer, its call
+        or its failure (and, routing only, at the executor request)."""
+        output: ModelOutput | None = None
+        asked: AskRouter | AskExecutor | None = None
+        ms = 0
+        while True:
+            step = advance(state, output)
+            if isinstance(step.action, CheckPatch):
+                state = with_patch(step.state, step.action.patch, True)
+                continue
+            if asked is not None and output is not None:
+                self._record(outcome, asked, state.attempt, output.text, ms, step.state)
+            state, action = step.state, step.action
+            _note(outcome, state)
+            if isinstance(action, Fail):
+                failed = "router" if action.code == ErrorCode.ROUTER_INVALID_OUTPUT else "executor"
+                outcome.error = f"{failed} gave no valid output"
+            if isinstance(action, AskExecutor) and self.route_only and not action.check:
+                return
+            if not isinstance(action, AskRouter | AskExecutor):
+                return
+            asked = action
+            output, ms = await self._ask(query, outcome, action)
 
-    async def _rescue_route(
-        self, text: str, query: LabelledQuery, outcome: QueryOutcome
-    ) -> RouterDecision | None:
-        """The pipeline's reading of an invalid router output before any repair request."""
-        named = clarify_of_named_argument(text, self.specs, distinctive=True)
-        if named is None:
-            return RouterDecision(choice="none") if is_toolless_clarify(text, self.specs) else None
-        if self.route_only:
-            return None
-        stated = await self._stated_call(query, outcome, self._spec(named.tool))
-        if stated is None:
-            return None
-        outcome.args, outcome.clarify_overruled = stated.args, True
-        return RouterDecision(choice="call_tool", tool=named.tool)
+    async def _ask(
+        self, query: LabelledQuery, outcome: QueryOutcome, action: AskRouter | AskExecutor
+    ) -> tuple[ModelOutput, int]:
+        if isinstance(action, AskRouter):
+            messages = router_messages(query.text, [s.name for s in self.specs], [])
+        else:
+            messages = executor_messages(query.text, self._spec(action.tool), [])
+        if action.repair is not None:
+            outcome.repaired = True
+            messages = with_repair(messages, action.repair.previous_output, action.repair.error)
+        reply = await chat_once(self.gateway, self.endpoint, messages, self.options)
+        if isinstance(action, AskRouter):
+            outcome.router_ms += reply.latency_ms
+        else:
+            outcome.executor_ms += reply.latency_ms
+        text, truncated = clip(reply.text, self.router.max_output_bytes)
+        return ModelOutput(text=text, truncated=truncated), reply.latency_ms
 
-    async def _stated_call(
-        self, query: LabelledQuery, outcome: QueryOutcome, spec: ToolSpec
-    ) -> ExecutorCall | None:
-        """The pipeline's check of a clarify: one executor request without repair; the call,
-        if its required values are all the query's own."""
-        messages = executor_messages(query.text, spec, [])
-        reply = await chat_once(self.gateway, self.endpoint, messages, self._options())
-        outcome.executor_ms += reply.latency_ms
-        call = parse_executor(reply.text, spec, bare_args=True)
+    def _record(
+        self,
+        outcome: QueryOutcome,
+        asked: AskRouter | AskExecutor,
+        attempt: int,
+        text: str,
+        ms: int,
+        read: RouteState,
+    ) -> None:
+        """What one model output measured: JSON, schema and the step's reading of it."""
+        kind = "route" if isinstance(asked, AskRouter) else "check" if asked.check else "execute"
+        extracted = extract_json(text)
+        failure = read.last_failure
         outcome.steps.append(
             StepRecord(
-                kind="check",
-                attempt=1,
-                ms=reply.latency_ms,
-                json_valid=not isinstance(extract_json(reply.text), StepFailure),
-                strict_json=is_strict_json(reply.text),
-                schema_valid=not isinstance(call, StepFailure),
-                error=call.message[:300] if isinstance(call, StepFailure) else None,
-                output=reply.text[:300],
+                kind=kind,
+                attempt=1 if kind == "check" else attempt,
+                ms=ms,
+                json_valid=not isinstance(extracted, StepFailure),
+                strict_json=isinstance(extracted, Extracted) and extracted.strict,
+                schema_valid=failure is None,
+                error=None if failure is None else failure.message[:300],
+                output=text[:300],
             )
         )
-        if isinstance(call, ExecutorCall) and stated_arguments(call, spec, [query.text]):
-            return call
-        return None
+
+    def _spec(self, name: str) -> ToolSpec:
+        return next(s for s in self.specs if s.name == name)
 
     @staticmethod
     def _score(query: LabelledQuery, outcome: QueryOutcome) -> None:

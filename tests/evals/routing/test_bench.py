@@ -10,11 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from durable_loop.console import app
+from durable_loop.core.config import RouterConfig
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.evals.routing.bench import LabelledQuery, RoutingBench, load_queries
 from durable_loop.evals.routing.bench_tools import travel_desk
 from durable_loop.evals.routing.report import QueryOutcome, save_report, summarize
 from durable_loop.evals.routing.scripted_models import guessing, keyword, messy
+from durable_loop.testing import reply
 from durable_loop.tools.ensembles import EnsembleLoadError
 from durable_loop.worker.builder import new_http_client
 from tests.conftest import unique
@@ -216,3 +218,66 @@ def test_command_line_names_the_report_with_a_suffix(tmp_path):
     saved = json.loads((tmp_path / "routing_scripted-guessing_heldout.json").read_text())
     assert saved["route_only"] and saved["queries_file"] == str(HELD_OUT)
     assert all(not o["args"] for o in saved["outcomes"])
+
+
+async def bench_scripted(scripted_llm, replies, specs=SPECS, **options):
+    """One query through the bench against scripted replies; the requests it made."""
+    model = unique("bench")
+    scripted_llm.script(model, replies)
+    http = new_http_client()
+    try:
+        endpoint = LlmEndpoint(model=model, base_url=scripted_llm.base_url)
+        bench = RoutingBench(http, endpoint, specs, **options)
+        query = LabelledQuery(
+            id="q", text="Is flight BA 117 on time?", expect="call_tool", tool="flight_status"
+        )
+        outcome = await bench.run_query(query)
+    finally:
+        await http.aclose()
+    return outcome, scripted_llm.requests(model)
+
+
+def as_text(value) -> reply.Reply:
+    return reply.text(json.dumps(value))
+
+
+async def test_the_bench_sends_the_sessions_request_overrides_under_the_router_settings(
+    scripted_llm,
+):
+    route = as_text({"choice": "call_tool", "tool": "flight_status", "question": None})
+    call = as_text({"tool": "flight_status", "args": {"flight_number": "BA117"}})
+    outcome, requests = await bench_scripted(
+        scripted_llm, [route, call], request_overrides={"top_p": 0.5, "temperature": 0.9}
+    )
+    assert outcome.correct and outcome.args == {"flight_number": "BA117"}
+    assert [(r.body["top_p"], r.body["temperature"]) for r in requests] == [(0.5, 0.0)] * 2
+
+
+async def test_an_output_past_max_output_bytes_is_repaired_as_too_long(scripted_llm):
+    long = {"choice": "call_tool", "tool": "flight_status", "question": "x" * 300}
+    route = as_text({"choice": "call_tool", "tool": "flight_status", "question": None})
+    call = as_text({"tool": "flight_status", "args": {"flight_number": "BA117"}})
+    router = RouterConfig(max_output_bytes=256)
+    outcome, requests = await bench_scripted(
+        scripted_llm, [as_text(long), route, call], router=router
+    )
+    assert outcome.correct and outcome.repaired and len(requests) == 3
+    assert outcome.steps[0].error == "the output is too long"
+    assert "the output is too long" in requests[1].body["messages"][-1]["content"]
+
+
+async def test_without_tools_the_bench_answers_none_without_a_router_request(scripted_llm):
+    outcome, requests = await bench_scripted(scripted_llm, [], specs=[])
+    assert (outcome.choice, outcome.steps, requests) == ("none", [], [])
+
+
+async def test_a_clarify_for_values_the_query_holds_is_overruled(scripted_llm):
+    route = as_text({"choice": "clarify", "tool": "flight_status", "question": "Which flight?"})
+    call = as_text({"tool": "flight_status", "args": {"flight_number": "BA117"}})
+    outcome, requests = await bench_scripted(scripted_llm, [route, call])
+    assert (outcome.choice, outcome.tool, outcome.clarify_overruled) == (
+        "call_tool",
+        "flight_status",
+        True,
+    )
+    assert [s.kind for s in outcome.steps] == ["route", "check"] and len(requests) == 2
