@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip --disable-pip-version-check -q
 
-.PHONY: demo test lint typecheck test-suite test-dev test-install clean
+.PHONY: demo test lint typecheck test-suite test-dev test-install clean bfcl
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,16 @@ $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(PIP) install -e ".[dev,local-llm]"
+	$(PIP) install -e ".[dev,local-llm,bfcl]"
+	$(PIP) install --no-deps "bfcl-eval==$(BFCL_VERSION)"
 	touch $@
+
+# BFCL's data and checkers for `durable-loop eval --suite bfcl` (see docs/evals.md):
+# bfcl-eval without its declared dependencies, plus the few its checkers import.
+BFCL_VERSION := 2026.3.23
+bfcl: | $(BIN)/python
+	$(PIP) install -e ".[bfcl]"
+	$(PIP) install --no-deps "bfcl-eval==$(BFCL_VERSION)"
 
 demo: $(VENV)/.installed-demo
 	$(BIN)/durable-loop demo

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from durable_loop.core.retry import RetrySettings
+from durable_loop.core.tool_names import TOOL_NAME_PATTERN as TOOL_NAME_PATTERN
+from durable_loop.core.tool_names import check_tool_name
 
-TOOL_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
-
-def check_tool_name(name: str) -> str:
-    """Names must be snake_case: the intersection of what OpenAI, Anthropic and Gemini accept."""
-    if not TOOL_NAME_PATTERN.fullmatch(name):
-        raise ValueError(
-            f"tool name {name!r} is not cross-provider safe: use snake_case "
-            "(lowercase letters, digits, underscores; start with a letter; at most 64 chars)"
-        )
-    return name
+def _unset(value: object) -> bool:
+    """Left out of payloads while unset, so specs keep the histories they had before."""
+    return value is None
 
 
 def _empty_object_schema() -> dict[str, JsonValue]:
@@ -36,6 +30,12 @@ class ToolSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
+    original_name: str | None = Field(
+        default=None,
+        exclude_if=_unset,
+        description="The tool's own name when ``name`` is its provider-safe mapping "
+        "(see durable_loop.core.tool_names); never sent to the model",
+    )
     description: str = ""
     parameters: dict[str, JsonValue] = Field(default_factory=_empty_object_schema)
     timeout_s: float | None = Field(default=None, gt=0)

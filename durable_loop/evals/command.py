@@ -12,10 +12,12 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from durable_loop.cli.codes import CliCode
 from durable_loop.cli.errors import CliError
 from durable_loop.evals.codes import EvalCode
 
 ENV = "DURABLE_LOOP_EVAL_"
+SUITES = ("scenarios", "bfcl")
 
 
 def _opt(name: str, help: str, **kw: Any) -> Any:
@@ -94,6 +96,16 @@ def eval_command(
     pipeline: Annotated[
         str, _opt("--pipeline", "tool_loop, or router (runs the routing benchmark).")
     ] = "tool_loop",
+    suite: Annotated[
+        str, _opt("--suite", "scenarios (ours, --scenarios), or bfcl (BFCL's entries).")
+    ] = "scenarios",
+    categories: Annotated[
+        str, _opt("--categories", "bfcl: categories or groups (non_live, live, all).")
+    ] = "all",
+    sample: Annotated[
+        int | None, _opt("--sample", "bfcl: entries per category, seeded (default: all).", min=1)
+    ] = None,
+    seed: Annotated[int, _opt("--seed", "bfcl: the sample's seed.")] = 0,
     out: Annotated[Path, _opt("--out", "Report root directory.")] = Path("eval-reports"),
     local_port: Annotated[
         int, _opt("--local-port", "Port for the in-process local model (0: a free one).")
@@ -118,6 +130,10 @@ def eval_command(
         raise CliError(
             EvalCode.UNKNOWN_PIPELINE,
             f"unknown pipeline {pipeline!r}; pipelines: tool_loop, router",
+        )
+    if suite not in SUITES:
+        raise CliError(
+            CliCode.UNKNOWN_SCENARIO, f"unknown suite {suite!r}; suites: {', '.join(SUITES)}"
         )
     from durable_loop.evals.run import EvalOptions, execute
 
@@ -145,7 +161,13 @@ def eval_command(
         local_port=local_port,
     )
     console = Console(stderr=True)
-    directory, summary = asyncio.run(execute(opts, console))
+    if suite == "bfcl":
+        from durable_loop.evals.bfcl.run import BfclSelection, execute_bfcl
+
+        selection = BfclSelection(categories=categories, sample=sample, seed=seed)
+        directory, summary = asyncio.run(execute_bfcl(opts, selection, console))
+    else:
+        directory, summary = asyncio.run(execute(opts, console))
     print((directory / "report.md").read_text())
     console.print(
         f"report: {directory}  (overall {summary.overall.success_rate:.0%}, "

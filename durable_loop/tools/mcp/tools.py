@@ -67,6 +67,7 @@ def ensemble_for(
         name = safe_tool_name(prefix, tool.name, taken)
         spec = ToolSpec(
             name=name,
+            original_name=tool.name if tool.name != name else None,
             description=(tool.description or tool.title or tool.name)[:MAX_DESCRIPTION],
             parameters=tool.input_schema,
             requires_approval=config.gates(tool.name),

@@ -114,7 +114,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
     files = valid_files()
     files["tools/read_note.toml"] = (
         READ_NOTE.replace('required = ["title"]', "required = 3")
-        .replace('name = "read_note"', 'name = "Read-Note"')
+        .replace('name = "read_note"', 'name = "Read.Note"')
         .replace("dedupe = true", 'dedupe = true\ncolour = "red"')
     )
     files["tools/word_count.toml"] = WORD_COUNT.replace(
@@ -136,7 +136,7 @@ def test_schema_and_name_problems_are_all_listed(tmp_path):
     files = valid_files()
     files["tools/read_note.toml"] = READ_NOTE.replace(
         'required = ["title"]', "required = 3"
-    ).replace('name = "read_note"', 'name = "Read-Note"')
+    ).replace('name = "read_note"', 'name = "Read.Note"')
     with pytest.raises(EnsembleLoadError) as err:
         load_ensemble(write(tmp_path, files))
     found = problems_of(err)

@@ -1,4 +1,9 @@
+import mcp.types as mcp_types
+
+from durable_loop.activities.mcp_pool import McpPool
+from durable_loop.core.mcp import McpServerConfig
 from durable_loop.core.tools import TOOL_NAME_PATTERN
+from durable_loop.tools.mcp import ensemble_for
 from durable_loop.tools.mcp.naming import safe_tool_name, snake
 
 
@@ -29,3 +34,16 @@ def test_long_names_that_share_a_prefix_stay_distinct():
     a = safe_tool_name("s", "y" * 100 + "a", taken)
     b = safe_tool_name("s", "y" * 100 + "b", taken)
     assert a != b and len(a) == len(b) == 64
+
+
+def test_a_mapped_mcp_tool_keeps_its_original_name_in_its_spec():
+    config = McpServerConfig(name="toy", command="unused")
+    listed = [
+        mcp_types.Tool(name="Shout-Text", inputSchema={"type": "object"}),
+        mcp_types.Tool(name="echo", inputSchema={"type": "object"}),
+    ]
+    ensemble, originals = ensemble_for(McpPool([]), config, listed, set())
+    specs = {spec.name: spec for spec in ensemble.specs()}
+    assert originals == {"toy_shout_text": "Shout-Text", "toy_echo": "echo"}
+    assert specs["toy_shout_text"].original_name == "Shout-Text"
+    assert specs["toy_echo"].original_name == "echo"
