@@ -3,8 +3,10 @@ confirmation, and every run of the session's workflow still replays."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from pydantic import BaseModel, Field
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
 
 from durable_loop.client.history import fetch_histories
 from durable_loop.core import names
@@ -12,6 +14,10 @@ from durable_loop.store import TranscriptStore
 from durable_loop.store.workspace import WorkspaceStore
 from durable_loop.store.workspace_proposals import list_proposals
 from durable_loop.testing.history import replay_failures
+from durable_loop.workflows.registered import WORKFLOWS
+
+WorkflowsFor = Callable[[WorkflowHistory], Sequence[type]]
+"""The workflow code a run replays against (a rolling upgrade's runs: their build's)."""
 
 
 class SessionCheck(BaseModel):
@@ -76,11 +82,18 @@ async def fact_problems(workspace: WorkspaceStore, workspace_id: str) -> list[st
 
 
 async def check_session(
-    client: Client, store: TranscriptStore, workspace: WorkspaceStore, session_id: str
+    client: Client,
+    store: TranscriptStore,
+    workspace: WorkspaceStore,
+    session_id: str,
+    workflows_for: WorkflowsFor | None = None,
 ) -> SessionCheck:
     messages, half_written = await transcript_problems(store, session_id)
     histories = await fetch_histories(client, names.session_workflow_id(session_id))
-    failures = await replay_failures(histories)
+    failures: dict[str, str] = {}
+    for history in histories:
+        workflows = WORKFLOWS if workflows_for is None else workflows_for(history)
+        failures.update(await replay_failures([history], workflows))
     return SessionCheck(
         session_id=session_id,
         messages=messages,

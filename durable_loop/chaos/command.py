@@ -41,7 +41,7 @@ def chaos(
         typer.Option(
             "--load-sessions",
             min=1,
-            help="Sessions in flight in the load scenarios (many_workers_kill).",
+            help="Sessions in flight in the load scenarios (many_workers_kill, rolling_upgrade).",
         ),
     ] = 300,
     sticky_timeout_s: Annotated[

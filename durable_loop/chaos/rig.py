@@ -14,7 +14,7 @@ from typing import TypeVar
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from durable_loop.chaos.checks import SessionCheck, check_session
+from durable_loop.chaos.checks import SessionCheck, WorkflowsFor, check_session
 from durable_loop.chaos.ledger import Ledger
 from durable_loop.chaos.processes import ServerProcess, WorkerProcess
 from durable_loop.client.connect import connect
@@ -185,9 +185,13 @@ class ChaosRig:
 
         await eventually(invoked, timeout_s)
 
-    async def check(self, session_id: str) -> SessionCheck:
+    async def check(
+        self, session_id: str, workflows_for: WorkflowsFor | None = None
+    ) -> SessionCheck:
         assert self._store is not None and self._workspace is not None
-        return await check_session(self.client, self._store, self._workspace, session_id)
+        return await check_session(
+            self.client, self._store, self._workspace, session_id, workflows_for
+        )
 
 
 async def eventually(probe: Callable[[], Awaitable[bool]], timeout_s: float = 60) -> None:

@@ -12,6 +12,7 @@ from durable_loop.chaos import (
     scenarios_faults,
     scenarios_once,
     scenarios_processes,
+    scenarios_upgrade,
     scenarios_workers,
 )
 from durable_loop.chaos.report import ChaosReport, ScenarioResult
@@ -28,6 +29,7 @@ MODULES = (
     scenarios_once,
     scenarios_cancel,
     scenarios_workers,
+    scenarios_upgrade,
 )  # importing them registers the scenarios
 
 

@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
+from durable_loop.chaos.checks import WorkflowsFor
 from durable_loop.chaos.report import ScenarioResult
 from durable_loop.chaos.rig import ChaosRig
 from durable_loop.core.contracts import RunResult
@@ -15,6 +16,8 @@ class Tracker:
     def __init__(self, name: str, description: str) -> None:
         self.result = ScenarioResult(name=name, description=description, faults={})
         self.started = time.monotonic()
+        self.workflows_for: WorkflowsFor | None = None
+        """Set by a scenario whose runs replay against other code than today's."""
 
     def fault(self, kind: str, count: int = 1) -> None:
         self.result.faults[kind] = self.result.faults.get(kind, 0) + count
@@ -66,7 +69,7 @@ async def run_scenario(rig: ChaosRig, name: str) -> ScenarioResult:
         await rig.start_worker()
     result = tracker.result
     for session_id in result.sessions:
-        result.checks.append(await rig.check(session_id))
+        result.checks.append(await rig.check(session_id, tracker.workflows_for))
     counts = await asyncio.to_thread(rig.ledger.counts, result.sessions)
     result.tool_invocations = counts.invocations
     result.side_effects = counts.effects

@@ -148,6 +148,13 @@ ENTRIES: dict[str, Entry] = {
             "Serve the packaged local model as an OpenAI-compatible API.",
         ),
         Entry(
+            "deployment",
+            f"{COMMANDS}.deployment:deployment",
+            OPERATIONS,
+            "Show a worker deployment's builds and the sessions on each; --set-current moves "
+            "new and running sessions to a build.",
+        ),
+        Entry(
             "codec-server",
             f"{COMMANDS}.codec_server:codec_server",
             OPERATIONS,

@@ -23,6 +23,8 @@ class CliCode(Code):
     NO_SESSION = "NO_SESSION"
     NO_REPLY = "NO_REPLY"
     NOT_PENDING = "NOT_PENDING"
+    # worker deployments (Worker Versioning)
+    NO_DEPLOYMENT = "NO_DEPLOYMENT"
     DECISION_REFUSED = "DECISION_REFUSED"
     # servers the CLI starts
     NO_API_TOKENS = "NO_API_TOKENS"

@@ -37,16 +37,27 @@ def build_worker(
     task_queue: str = TASK_QUEUE,
     tuning: WorkerTuning | None = None,
     interceptors: Sequence[Interceptor] = (),
+    deployment_name: str | None = None,
+    build_id: str | None = None,
+    workflows: Sequence[type] = (),
 ) -> Worker:
     """A worker running durable-loop's workflows and activities: :class:`DurableLoopPlugin`
     on a Worker tuned by ``tuning``. ``client`` must use durable-loop's data converter
     (:func:`durable_loop.connect`). ``interceptors``: e.g. tracing and metrics
-    (``durable_loop.worker.observability``)."""
+    (``durable_loop.worker.observability``). ``deployment_name`` (and ``build_id``): a
+    versioned worker (docs/versioning.md), else an unversioned one. ``workflows``: the
+    user's own, beside durable-loop's (one under a durable-loop name replaces it)."""
     tuning = tuning or WorkerTuning()
-    plugin = DurableLoopPlugin(deps, sandbox_passthrough=bool(tuning.sandbox_passthrough))
+    plugin = DurableLoopPlugin(
+        deps,
+        sandbox_passthrough=bool(tuning.sandbox_passthrough),
+        deployment_name=deployment_name,
+        build_id=build_id,
+    )
     return Worker(
         client,
         task_queue=task_queue,
+        workflows=list(workflows),
         plugins=[plugin],
         interceptors=list(interceptors),
         **worker_options(tuning),

@@ -18,6 +18,7 @@ from temporalio.contrib.pydantic import PydanticPayloadConverter
 from temporalio.converter import DataConverter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import ReplayerConfig, WorkerConfig, WorkflowRunner
+from temporalio.workflow import _Definition as _WorkflowDefinition
 
 from durable_loop.activities.appends import TranscriptActivities
 from durable_loop.activities.approvals import ApprovalActivities
@@ -38,6 +39,7 @@ from durable_loop.store.workspace import WorkspaceStore
 from durable_loop.worker.deps import WorkerDeps
 from durable_loop.worker.failure_log import CodedFailureLog
 from durable_loop.worker.sandbox import sandboxed_runner
+from durable_loop.worker.versioning import deployment_config
 from durable_loop.workflows.registered import WORKFLOWS
 
 if TYPE_CHECKING:
@@ -92,7 +94,10 @@ class DurableLoopPlugin(SimplePlugin):
     (:mod:`~durable_loop.worker.sandbox`: the pure core and the workflow helper modules
     passed through, the workflow modules sandboxed with shared code;
     ``sandbox_passthrough=True``: all of durable-loop passed through, see
-    :class:`~durable_loop.worker.builder.WorkerTuning`). Given to a ``Worker`` only, the
+    :class:`~durable_loop.worker.builder.WorkerTuning`). With ``deployment_name``, the worker
+    polls as version ``build_id`` of that worker deployment (Worker Versioning,
+    :mod:`~durable_loop.worker.versioning`; default build id: package version + workflow
+    code digest); without, it is unversioned. Given to a ``Worker`` only, the
     worker's client must already use durable-loop's converter (e.g. from
     :func:`durable_loop.connect`); a plugin with ``deps`` on the client as well is refused.
 
@@ -106,6 +111,8 @@ class DurableLoopPlugin(SimplePlugin):
         *,
         codec_keys: KeyRing | str | None = None,
         sandbox_passthrough: bool = False,
+        deployment_name: str | None = None,
+        build_id: str | None = None,
     ) -> None:
         if isinstance(codec_keys, str):
             from durable_loop.client.codec.keys import KeyRing
@@ -114,6 +121,7 @@ class DurableLoopPlugin(SimplePlugin):
         self.deps = deps
         self.key_ring = codec_keys
         self.sandbox_passthrough = sandbox_passthrough
+        self.deployment = deployment_config(deployment_name, build_id)
         if deps is not None:
             check_sub_agents(deps.registry.specs(), deps.registry.sub_agents())
         self._activities = activities_for(deps) if deps is not None else []
@@ -145,7 +153,7 @@ class DurableLoopPlugin(SimplePlugin):
         present = list(existing or [])
         if self.deps is None:
             return present
-        return present + [w for w in WORKFLOWS if w not in present]
+        return present + _missing(present)
 
     def _workflow_runner(self, existing: WorkflowRunner | None) -> WorkflowRunner:
         return sandboxed_runner(existing, everything=self.sandbox_passthrough)
@@ -175,13 +183,26 @@ class DurableLoopPlugin(SimplePlugin):
             config["default_heartbeat_throttle_interval"] = min(
                 config.get("default_heartbeat_throttle_interval") or CANCEL_NOTICE, CANCEL_NOTICE
             )
+        if self.deployment is not None:
+            config["deployment_config"] = self.deployment
         return super().configure_worker(config)
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
         config = super().configure_replayer(config)
         present = list(config.get("workflows") or [])
-        config["workflows"] = present + [w for w in WORKFLOWS if w not in present]
+        config["workflows"] = present + _missing(present)
         return config
+
+
+def _missing(present: list[type]) -> list[type]:
+    """durable-loop's workflows not yet registered. A workflow of the caller's own under
+    one of their names replaces ours (e.g. another build's session workflow in a test)."""
+    taken = {defn.name for w in present if (defn := _WorkflowDefinition.from_class(w))}
+    return [
+        w
+        for w in WORKFLOWS
+        if w not in present and _WorkflowDefinition.must_from_class(w).name not in taken
+    ]
 
 
 def _require_pydantic(client: Client) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from durable_loop.client.connect import connect
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.tools.loader import load_registry
+from durable_loop.worker.build_id import default_build_id
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 from durable_loop.worker.observability.setup import ObservabilitySettings, observability
 from durable_loop.worker.settings import WorkerSettings
@@ -40,6 +41,9 @@ async def run_worker(
     store = open_store(store_config)
     http = new_http_client(settings.tuning.max_concurrent_activities)
     loaded = LoadedTools(registry)
+    build_id = settings.build_id
+    if settings.deployment_name is not None and build_id is None:
+        build_id = default_build_id()
     try:
         loaded = await load_tool_sources(registry, os.environ)
         deps = WorkerDeps(store=store, registry=registry, http=http)
@@ -49,11 +53,14 @@ async def run_worker(
             task_queue=settings.task_queue,
             tuning=settings.tuning,
             interceptors=observed.interceptors,
+            deployment_name=settings.deployment_name,
+            build_id=build_id,
         )
         async with worker, tool_worker_pools(client, deps, settings.task_queue) as pools:
             tools = ", ".join(registry.names()) or "none"
             announce(
-                f"worker polling task queue {settings.task_queue!r} on "
+                _version_line(settings.deployment_name, build_id)
+                + f"worker polling task queue {settings.task_queue!r} on "
                 f"{settings.temporal.address} (namespace {settings.temporal.namespace}); "
                 f"tools: {tools}" + (f"; tool queues: {', '.join(pools)}" if pools else "")
             )
@@ -67,3 +74,9 @@ async def run_worker(
         for sig in installed:
             loop.remove_signal_handler(sig)
     announce("worker stopped")
+
+
+def _version_line(deployment_name: str | None, build_id: str | None) -> str:
+    if deployment_name is None:
+        return ""
+    return f"deployment {deployment_name!r} build {build_id!r}: "

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from durable_loop.client.settings import TEMPORAL_ENV, TemporalSettings, pick
 from durable_loop.core.constants import (
@@ -26,6 +26,8 @@ APP_ENV: dict[str, str] = {
     "task_queue": "DURABLE_LOOP_TASK_QUEUE",
     "db_url": "DURABLE_LOOP_DB_URL",
     "tools": "DURABLE_LOOP_TOOLS",
+    "deployment_name": "DURABLE_LOOP_DEPLOYMENT_NAME",
+    "build_id": "DURABLE_LOOP_BUILD_ID",
 }
 
 
@@ -45,6 +47,18 @@ class WorkerSettings(BaseModel):
         default=None, description="module:attribute of a ToolRegistry or a zero-arg factory"
     )
     tuning: WorkerTuning = WorkerTuning()
+    deployment_name: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Worker Versioning: the worker deployment this worker belongs to; "
+        "None runs an unversioned worker",
+    )
+    build_id: str | None = Field(
+        default=None,
+        min_length=1,
+        description="the build id of this worker's version (default: package version "
+        "and a digest of the workflow code); only with deployment_name",
+    )
 
     @field_validator("db_url")
     @classmethod
@@ -62,6 +76,15 @@ class WorkerSettings(BaseModel):
         if value is not None and (value.count(":") != 1 or value.startswith(":")):
             raise ValueError(f"tools must look like package.module:attribute, got {value!r}")
         return value
+
+    @model_validator(mode="after")
+    def _build_id_needs_deployment(self) -> WorkerSettings:
+        if self.build_id is not None and self.deployment_name is None:
+            raise ValueError(
+                "a build id without a deployment name: give DURABLE_LOOP_DEPLOYMENT_NAME "
+                "(--deployment-name) too, or neither for an unversioned worker"
+            )
+        return self
 
     @classmethod
     def load(

@@ -9,10 +9,12 @@ queue and a short transcript tail: the transcript itself lives in the store.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
-from typing import Literal
+from typing import Literal, NoReturn
 
 from temporalio import workflow
+from temporalio.common import VersioningBehavior
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
@@ -63,10 +65,25 @@ from durable_loop.workflows.typed_answers import (
 from durable_loop.workflows.visibility import SessionVisibility, VisibleState
 
 RECENT_RESULTS_KEPT = 32
+UPGRADE_PATCH = "upgrade-on-continue-as-new"
+"""A pinned session on a versioned worker moves to its deployment's new target version at
+continue-as-new (docs/versioning.md); runs recorded before it never did."""
 
 
-@workflow.defn(name=names.SESSION_WORKFLOW)
+@workflow.defn(name=names.SESSION_WORKFLOW, versioning_behavior=VersioningBehavior.PINNED)
 class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAgentHandlers):
+    """Pinned: a run only ever executes the build it started on, so a new build never
+    replays a run it did not record, and a change to the workflow code needs no patch for
+    it. Sessions live for months, so pinning alone would keep every old build up forever:
+    a run moves to the deployment's new target version by continuing as new at its next
+    safe point (:meth:`_moves_to_new_build`), idle ones too (:meth:`_wait_for_work`).
+    On an unversioned worker the behaviour is ignored and nothing of this applies."""
+
+    upgrade_check_every = timedelta(minutes=5)
+    """How often an idle session on a versioned worker wakes to learn whether its
+    deployment has a new target version: the server tells a run only with a workflow task.
+    Each wake costs 5 history events (timer started and fired, one workflow task)."""
+
     @workflow.init
     def __init__(self, inp: SessionInput) -> None:
         carried = inp.carried or CarriedState(
@@ -109,9 +126,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
         catalog = await self._load_catalog()
         self._approvals.specs = catalog.by_name()
         while True:
-            await workflow.wait_condition(
-                lambda: self._resumable() or self._takes_message() or self._closing is not None
-            )
+            await self._wait_for_work(inp)
             if self._closing is not None and self._parked is not None and not self._resumable():
                 await self._approvals.close_held(self._parked.held)
             if self._resumable():
@@ -205,7 +220,46 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
                 and not self._resumable()
                 and workflow.all_handlers_finished()
             ):
-                workflow.continue_as_new(self._carry(inp))
+                self._continue_as_new(inp)
+
+    async def _wait_for_work(self, inp: SessionInput) -> None:
+        """Wait for a message, a decision or the close. Pinned to a build of a versioned
+        worker (``upgrade-on-continue-as-new`` patch), wake every
+        :attr:`upgrade_check_every` while waiting, and continue as new when the session
+        may move to a new build or its history is past its bound."""
+
+        def ready() -> bool:
+            return self._resumable() or self._takes_message() or self._closing is not None
+
+        versioned = workflow.info().get_current_deployment_version() is not None
+        if ready() or not (versioned and workflow.patched(UPGRADE_PATCH)):
+            await workflow.wait_condition(ready)
+            return
+        while not ready():
+            if workflow.all_handlers_finished() and self._should_continue_as_new():
+                self._continue_as_new(inp)
+            with contextlib.suppress(TimeoutError):
+                await workflow.wait_condition(ready, timeout=self.upgrade_check_every)
+
+    def _continue_as_new(self, inp: SessionInput) -> NoReturn:
+        if self._moves_to_new_build():
+            workflow.continue_as_new(
+                self._carry(inp),
+                initial_versioning_behavior=workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE,
+            )
+        workflow.continue_as_new(self._carry(inp))
+
+    def _moves_to_new_build(self) -> bool:
+        """The deployment has a new target version and the session is at a safe point for
+        it: no call held for a person or in flight, no proposal pending (the new run starts
+        on the new build, and takes everything ``_carry`` carries)."""
+        if not workflow.info().is_target_worker_deployment_version_changed():
+            return False
+        if self._in_progress is not None or self._parked is not None:
+            return False
+        if self._approvals.pending or self._proposals.pending or self._children.waiting():
+            return False
+        return workflow.patched(UPGRADE_PATCH)
 
     async def _load_catalog(self) -> ToolCatalog:
         out = await run_local_activity(
@@ -223,6 +277,9 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
         self._bodies.retain([*self._results, *self._queued_ids()])
 
     def _should_continue_as_new(self) -> bool:
+        return self._history_due() or self._moves_to_new_build()
+
+    def _history_due(self) -> bool:
         info = workflow.info()
         limit = self._settings.runtime.continue_as_new_after_events
         return info.is_continue_as_new_suggested() or info.get_current_history_length() > limit

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from temporalio import workflow
+from temporalio.common import VersioningBehavior
 from temporalio.exceptions import FailureError
 
 with workflow.unsafe.imports_passed_through():
@@ -41,7 +42,7 @@ class TaskControl(RunControl):
         self.reason = self.task_cancelled
 
 
-@workflow.defn(name=SUB_AGENT_WORKFLOW)
+@workflow.defn(name=SUB_AGENT_WORKFLOW, versioning_behavior=VersioningBehavior.PINNED)
 class SubAgentWorkflow(ChildSessionWorkflow):
     """A child session answering one task for its parent session's model."""
 

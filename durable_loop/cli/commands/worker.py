@@ -18,6 +18,7 @@ from durable_loop.cli.commands.options import (
 )
 
 TUNING_PANEL = "Worker tuning (default: SDK defaults)"
+VERSIONING_PANEL = "Worker Versioning"
 
 
 def _tls_path(flag: str, env: str) -> object:
@@ -90,6 +91,27 @@ def worker(
             "(SDK default 10): how long the sessions of a dead worker wait.",
         ),
     ] = None,
+    deployment_name: Annotated[
+        str | None,
+        typer.Option(
+            "--deployment-name",
+            help="Worker Versioning: run as one version of this worker deployment (pinned "
+            "sessions stay on their build; see `durable-loop deployment`). Env: "
+            "DURABLE_LOOP_DEPLOYMENT_NAME. Default: an unversioned worker.",
+            rich_help_panel=VERSIONING_PANEL,
+            show_default=False,
+        ),
+    ] = None,
+    build_id: Annotated[
+        str | None,
+        typer.Option(
+            "--build-id",
+            help="This worker's build id. Env: DURABLE_LOOP_BUILD_ID. Default: the package "
+            "version and a digest of the workflow code.",
+            rich_help_panel=VERSIONING_PANEL,
+            show_default=False,
+        ),
+    ] = None,
     sandbox_passthrough: Annotated[
         bool | None,
         _tuning(
@@ -132,5 +154,7 @@ def worker(
         task_queue=task_queue,
         db_url=db_url,
         tools=tools,
+        deployment_name=deployment_name,
+        build_id=build_id,
     )
     asyncio.run(run_worker(settings, announce=lambda line: typer.echo(line)))
