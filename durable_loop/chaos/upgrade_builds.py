@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import VersioningBehavior
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
@@ -21,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
 from durable_loop.workflows.session import SessionWorkflow
 
 
-@workflow.defn(name=names.SESSION_WORKFLOW, versioning_behavior=VersioningBehavior.PINNED)
+@workflow.defn(name=names.SESSION_WORKFLOW)
 class SessionBuildA(SessionWorkflow):
     """Today's session workflow, waking every second while idle."""
 
@@ -32,7 +31,7 @@ class SessionBuildA(SessionWorkflow):
         return await super().run(inp)
 
 
-@workflow.defn(name=names.SESSION_WORKFLOW, versioning_behavior=VersioningBehavior.PINNED)
+@workflow.defn(name=names.SESSION_WORKFLOW)
 class SessionBuildB(SessionBuildA):
     """The next build: another command at the start of every run."""
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import VersioningBehavior
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -41,7 +40,7 @@ CHILD_DONE = "answered"
 """``SessionEnd.reason`` of a child session that answered its messages."""
 
 
-@workflow.defn(name=names.CHILD_SESSION_WORKFLOW, versioning_behavior=VersioningBehavior.PINNED)
+@workflow.defn(name=names.CHILD_SESSION_WORKFLOW)
 class ChildSessionWorkflow(SessionWorkflow):
     """The session workflow, closing as soon as its queued messages are answered.
 

@@ -14,7 +14,6 @@ from datetime import timedelta
 from typing import Literal, NoReturn
 
 from temporalio import workflow
-from temporalio.common import VersioningBehavior
 
 with workflow.unsafe.imports_passed_through():
     from durable_loop.core import names
@@ -70,14 +69,16 @@ UPGRADE_PATCH = "upgrade-on-continue-as-new"
 continue-as-new (docs/versioning.md); runs recorded before it never did."""
 
 
-@workflow.defn(name=names.SESSION_WORKFLOW, versioning_behavior=VersioningBehavior.PINNED)
+@workflow.defn(name=names.SESSION_WORKFLOW)
 class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAgentHandlers):
-    """Pinned: a run only ever executes the build it started on, so a new build never
+    """Pinned on a versioned worker (its default behaviour, :mod:`durable_loop.worker.
+    versioning`; not declared here, because a server refuses a declared behaviour from an
+    unversioned worker): a run only ever executes the build it started on, so a new build never
     replays a run it did not record, and a change to the workflow code needs no patch for
     it. Sessions live for months, so pinning alone would keep every old build up forever:
     a run moves to the deployment's new target version by continuing as new at its next
     safe point (:meth:`_moves_to_new_build`), idle ones too (:meth:`_wait_for_work`).
-    On an unversioned worker the behaviour is ignored and nothing of this applies."""
+    On an unversioned worker nothing of this applies."""
 
     upgrade_check_every = timedelta(minutes=5)
     """How often an idle session on a versioned worker wakes to learn whether its

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 from temporalio import workflow
-from temporalio.common import VersioningBehavior
 from temporalio.exceptions import FailureError
 
 with workflow.unsafe.imports_passed_through():
@@ -42,7 +41,7 @@ class TaskControl(RunControl):
         self.reason = self.task_cancelled
 
 
-@workflow.defn(name=SUB_AGENT_WORKFLOW, versioning_behavior=VersioningBehavior.PINNED)
+@workflow.defn(name=SUB_AGENT_WORKFLOW)
 class SubAgentWorkflow(ChildSessionWorkflow):
     """A child session answering one task for its parent session's model."""
 
