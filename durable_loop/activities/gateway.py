@@ -2,8 +2,9 @@
 provider reply, shared by the loop's LLM turn, the summary step and the router pipeline.
 
 Adapter lookup, the API key (read from the worker's environment, never from history),
-request encoding, the HTTP exchange (``provider_http`` or, streamed, ``llm_stream``) and
-parsing happen here once; every failure on the way is a coded ``ApplicationError``.
+encoding (the outbound transforms' wire stage), the HTTP exchange (``provider_http`` or,
+streamed, ``llm_stream``) and reading the reply (the inbound transforms) happen here once;
+every failure on the way is a coded ``ApplicationError``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from durable_loop.core.messages import Message
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.providers import ProviderReply
 from durable_loop.core.providers.openai_stream import STREAMING_PROVIDERS, streaming_request
-from durable_loop.core.request import encode_request
 from durable_loop.core.transforms.inbound import InboundContext
 from durable_loop.core.transforms.names import TransformSet
+from durable_loop.core.transforms.pipeline import Inbound, Outbound
 
 NO_TRANSFORMS = TransformSet()
 
@@ -54,14 +55,14 @@ class LlmGateway:
     ) -> GatewayReply:
         """Send ``messages`` as ``plan`` says and parse the reply.
 
-        ``transforms``: its message transforms apply to the wire messages, its response
-        transforms to the decoded reply (the others act before or after this call).
+        ``transforms``: the outbound pipeline's wire stage and the whole inbound pipeline
+        apply here (its stage before the plan is the request builder's, ``plan_turn``).
         ``call_id_prefix``: for tool call ids made up while parsing. ``stream``: where text
         deltas go when the endpoint's provider can stream; otherwise the request is plain.
         """
         adapter = adapter_for(endpoint)
         api_key = read_api_key(self.environ, endpoint.api_key_env)
-        request = encode_request(adapter, plan, messages, transforms.message_transforms)
+        request = Outbound(transforms).encode(adapter, plan, messages)
         if stream is not None and endpoint.provider in STREAMING_PROVIDERS:
             streamed = True
             raw, latency_ms = await post_streaming(
@@ -70,14 +71,8 @@ class LlmGateway:
         else:
             streamed = False
             raw, latency_ms = await post(self.http, endpoint, adapter, request, api_key)
-        reply = read_reply(
-            adapter,
-            endpoint,
-            raw,
-            api_key,
-            response_transforms=transforms.response_transforms,
-            context=InboundContext(
-                call_id_prefix=call_id_prefix, tool_names=[t.name for t in plan.tools]
-            ),
+        context = InboundContext(
+            call_id_prefix=call_id_prefix, tool_names=[t.name for t in plan.tools]
         )
+        reply = read_reply(adapter, endpoint, raw, api_key, Inbound(context, transforms))
         return GatewayReply(reply=reply, latency_ms=latency_ms, streamed=streamed)

@@ -3,9 +3,13 @@ the reply, and return only a summary to the workflow.
 
 The provider client's own retries are off; Temporal owns retries. Errors are classified:
 408/409/429/5xx and timeouts retry (honouring Retry-After), other 4xx and unreadable
-responses fail fast. Planning the request (tools, context window, transforms, prompt plan)
-is :func:`durable_loop.core.request.plan_turn`; sending it and parsing the reply is the
-LLM gateway's (``gateway``).
+responses fail fast.
+
+One turn, top to bottom: the request is built (``core.request.plan_turn``: tools, the
+outbound transforms' stage before the plan, context window, prompt plan); the gateway
+encodes it (the outbound wire stage), sends it and reads the reply (the inbound
+transforms: ``core.transforms.pipeline``); a typed answer is taken from its final-answer
+call; the reply is stored with its meta and summarised for the workflow.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import asyncio
 from temporalio import activity
 
 from durable_loop.activities.appends import write_appends
-from durable_loop.activities.gateway import LlmGateway
+from durable_loop.activities.gateway import GatewayReply, LlmGateway
 from durable_loop.activities.heartbeat import heartbeating
 from durable_loop.activities.llm_stream import ChunkWriter
 from durable_loop.activities.turn_history import turn_history
@@ -28,11 +32,9 @@ from durable_loop.core.canonical_json import (
 )
 from durable_loop.core.context_window import ContextReport
 from durable_loop.core.messages import Message, StoredMessage
-from durable_loop.core.providers.base import fill_missing_call_ids
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.reply_meta import LlmReplyMeta
-from durable_loop.core.request import plan_turn
-from durable_loop.core.transforms.registry import transform_tool_calls
+from durable_loop.core.request import TurnPlan, plan_turn
 from durable_loop.core.transforms.text_calls import text_call_warning
 from durable_loop.core.typed_output import final_answer_from_call
 from durable_loop.store import TranscriptStore
@@ -64,66 +66,42 @@ class LlmActivities:
             return await self._llm_turn(inp)
 
     async def _llm_turn(self, inp: LlmTurnInput) -> LlmTurnOutput:
-        session_id = inp.transcript.session_id
-        await write_appends(self.store, session_id, inp.appends)
+        await write_appends(self.store, inp.transcript.session_id, inp.appends)
         history = await turn_history(self.store, inp)
         if history.reply is not None:
             return summarize_reply(history.reply, inp, cached=True)
-        endpoint = inp.endpoint
-        transforms = inp.effective_transforms()
         turn = plan_turn(self.registry, inp, history)
+        done = await self._complete(inp, turn)
+        message = done.reply.message
+        if inp.output_schema is not None:
+            message = final_answer_from_call(message, inp.output_schema)
+        meta = reply_meta(inp, turn, done, text_call_note(inp, turn, message))
+        written = await self.store.put(inp.transcript.session_id, inp.assistant_seq, message, meta)
+        return summarize_reply(written, inp, cached=False)
+
+    async def _complete(self, inp: LlmTurnInput, turn: TurnPlan) -> GatewayReply:
+        """The gateway's exchange (outbound wire transforms, HTTP, inbound transforms),
+        streamed when asked; a cancelled stream keeps its text so far."""
         stream = (
-            ChunkWriter(self.streams, session_id, inp.assistant_seq, activity.info().attempt)
+            ChunkWriter(
+                self.streams, inp.transcript.session_id, inp.assistant_seq, activity.info().attempt
+            )
             if inp.stream
             else None
         )
-        id_prefix = str(inp.assistant_seq)
         try:
-            done = await self.gateway.complete(
-                endpoint,
+            return await self.gateway.complete(
+                inp.endpoint,
                 turn.plan,
                 turn.messages,
-                call_id_prefix=id_prefix,
-                transforms=transforms,
+                call_id_prefix=str(inp.assistant_seq),
+                transforms=inp.effective_transforms(),
                 stream=stream,
             )
         except asyncio.CancelledError:
             if stream is not None and stream.text:
                 await self._keep_partial(inp, stream)
             raise
-        reply = done.reply
-        message = fill_missing_call_ids(reply.message, id_prefix)
-        message = transform_tool_calls(transforms.tool_call_transforms, message)
-        if inp.output_schema is not None:
-            message = final_answer_from_call(message, inp.output_schema)
-        report = turn.report
-        warning = (
-            None
-            if message.tool_calls
-            else text_call_warning(
-                message.content,
-                [t.name for t in turn.plan.tools] if turn.plan.tool_choice != "none" else [],
-                transforms.response_transforms,
-            )
-        )
-        meta = LlmReplyMeta(
-            turn=inp.turn,
-            model=endpoint.model,
-            provider=endpoint.provider,
-            finish_reason=reply.finish_reason,
-            latency_ms=done.latency_ms,
-            usage=reply.usage,
-            plan_fingerprint=turn.fingerprint,
-            tools_sent=[t.name for t in turn.plan.tools],
-            attempt=activity.info().attempt,
-            transforms=list(turn.plan.transforms) or None,
-            fallback_from=list(inp.fallback_from) or None,
-            streamed=done.streamed or None,
-            context=report if report.dropped or report.summary_seq is not None else None,
-            warnings=[warning] if warning else None,
-        )
-        written = await self.store.put(session_id, inp.assistant_seq, message, meta)
-        return summarize_reply(written, inp, cached=False)
 
     async def _keep_partial(self, inp: LlmTurnInput, stream: ChunkWriter) -> None:
         """A cancelled streamed reply: store the text so far as the turn's assistant
@@ -139,6 +117,38 @@ class LlmActivities:
         )
         message = Message(role="assistant", content=stream.text)
         await self.store.put(inp.transcript.session_id, inp.assistant_seq, message, meta)
+
+
+def text_call_note(inp: LlmTurnInput, turn: TurnPlan, message: Message) -> str | None:
+    """A warning for a call the reply wrote as text and no transform turned into a call."""
+    if message.tool_calls:
+        return None
+    offered = [t.name for t in turn.plan.tools] if turn.plan.tool_choice != "none" else []
+    return text_call_warning(
+        message.content, offered, inp.effective_transforms().response_transforms
+    )
+
+
+def reply_meta(
+    inp: LlmTurnInput, turn: TurnPlan, done: GatewayReply, warning: str | None
+) -> LlmReplyMeta:
+    report = turn.report
+    return LlmReplyMeta(
+        turn=inp.turn,
+        model=inp.endpoint.model,
+        provider=inp.endpoint.provider,
+        finish_reason=done.reply.finish_reason,
+        latency_ms=done.latency_ms,
+        usage=done.reply.usage,
+        plan_fingerprint=turn.fingerprint,
+        tools_sent=[t.name for t in turn.plan.tools],
+        attempt=activity.info().attempt,
+        transforms=list(turn.plan.transforms) or None,
+        fallback_from=list(inp.fallback_from) or None,
+        streamed=done.streamed or None,
+        context=report if report.dropped or report.summary_seq is not None else None,
+        warnings=[warning] if warning else None,
+    )
 
 
 def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -> LlmTurnOutput:

@@ -28,9 +28,8 @@ from durable_loop.core.providers import (
     ProviderRequest,
     get_adapter,
 )
-from durable_loop.core.providers.base import SNIPPET_LIMIT, loads_lenient
-from durable_loop.core.transforms.inbound import InboundContext
-from durable_loop.core.transforms.registry import transform_response
+from durable_loop.core.providers.base import SNIPPET_LIMIT
+from durable_loop.core.transforms.pipeline import Inbound
 
 ERROR_SNIPPET = 400
 
@@ -179,16 +178,13 @@ def read_reply(
     endpoint: LlmEndpoint,
     raw: str,
     api_key: str | None,
-    *,
-    response_transforms: list[str],
-    context: InboundContext,
+    inbound: Inbound,
 ) -> ProviderReply:
-    """Decode, apply response transforms, parse. Unreadable replies are non-retryable
+    """The reply as ``inbound`` reads it. Unreadable replies are non-retryable
     PROVIDER_BAD_RESPONSE errors quoting a bounded snippet; in-body errors keep the
     adapter's verdict."""
     try:
-        body = transform_response(response_transforms, loads_lenient(raw), context)
-        return adapter.parse_response(body, raw)
+        return inbound.read(adapter, raw)
     except ProviderFormatError as err:
         began = redact(raw, api_key)[:SNIPPET_LIMIT]
         raise ApplicationError(

@@ -1,5 +1,5 @@
-"""Building one LLM request from the stored transcript: tools, options, context window,
-transforms, prompt plan and fingerprint. Pure: the rows come in already read
+"""Building one LLM request from the stored transcript: tools, options, outbound
+transforms, context window, prompt plan and fingerprint. Pure: the rows come in already read
 (:mod:`durable_loop.activities.turn_history` reads them)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pydantic import JsonValue
 from durable_loop.core.activity_contracts import LlmTurnInput
 from durable_loop.core.catalog import schema_beside_tools
 from durable_loop.core.context_window import (
+    Context,
     ContextReport,
     TranscriptItem,
     build_context,
@@ -18,14 +19,11 @@ from durable_loop.core.context_window import (
 )
 from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.plan import PromptPlan
-from durable_loop.core.providers import ADAPTERS, ProviderAdapter, ProviderRequest
+from durable_loop.core.providers import ADAPTERS
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.reply_meta import SummaryMark
-from durable_loop.core.transforms.registry import (
-    render_tool_results,
-    transform_tools,
-    transform_wire_messages,
-)
+from durable_loop.core.tools import ToolSpec
+from durable_loop.core.transforms.pipeline import Outbound
 from durable_loop.core.typed_output import shape_for_output
 
 
@@ -38,20 +36,15 @@ class TurnPlan:
     fingerprint: str
 
 
-def transcript_items(
-    history: list[StoredMessage], tool_result_transforms: list[str]
-) -> list[TranscriptItem]:
-    rendered = render_tool_results(tool_result_transforms, [s.message for s in history])
-    items = []
-    for stored, message in zip(history, rendered, strict=True):
-        items.append(
-            TranscriptItem(
-                seq=stored.seq,
-                message=message,
-                summary_of=stored.meta_as(SummaryMark).summary_of,
-            )
+def transcript_items(history: list[StoredMessage], messages: list[Message]) -> list[TranscriptItem]:
+    """The rows as the window reads them: ``messages`` are the rows' messages as sent
+    (tool results rendered by the outbound transforms)."""
+    return [
+        TranscriptItem(
+            seq=stored.seq, message=message, summary_of=stored.meta_as(SummaryMark).summary_of
         )
-    return items
+        for stored, message in zip(history, messages, strict=True)
+    ]
 
 
 def covers(stored: StoredMessage) -> int:
@@ -89,17 +82,12 @@ class TurnHistory:
 
 
 def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -> TurnPlan:
-    """The plan and messages of one LLM turn: tools (masked, transformed), options,
-    context window and fingerprint. Encoding for a provider is :func:`encode_request`."""
-    transforms = inp.effective_transforms()
-    tool_choice: str | dict[str, JsonValue] | None = inp.tool_choice
-    if inp.send_tools:
-        tools = registry.specs(inp.tool_names)
-    elif inp.tool_names and no_call_keeps_tools(inp.endpoint.provider, history.messages):
-        tools, tool_choice = registry.specs(inp.tool_names), "none"
-    else:
-        tools = []
-    tools = transform_tools(transforms.tool_transforms, tools)
+    """The plan and messages of one LLM turn: the tools offered, the outbound transforms
+    the window and fingerprint must see, the shape of a typed answer, the context window
+    and the prompt plan. Encoding for a provider is :meth:`Outbound.encode`."""
+    outbound = Outbound(inp.effective_transforms())
+    tools, tool_choice = offered_tools(registry, inp, history.messages)
+    tools, transcript = outbound.before_plan(tools, [s.message for s in history.messages])
     options = request_options(inp, bool(tools))
     if inp.output_schema is not None:
         tools, tool_choice, options = shape_for_output(
@@ -111,19 +99,7 @@ def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -
             options=options,
             schema_beside_tools=schema_beside_tools(inp.endpoint.provider, inp.endpoint.model),
         )
-    window = inp.endpoint.context_window
-    unread = history.unread
-    context = build_context(
-        transcript_items(history.messages, transforms.tool_result_transforms),
-        system_prompt=inp.system_prompt,
-        window=window,
-        fixed_chars=tools_chars(tools) if window else 0,
-    )
-    if unread:
-        dropped = context.report.dropped + unread
-        context = context.model_copy(
-            update={"report": context.report.model_copy(update={"dropped": dropped})}
-        )
+    context = windowed(inp, history, transcript_items(history.messages, transcript), tools)
     plan = PromptPlan(
         model=inp.endpoint.model,
         provider=inp.endpoint.provider,
@@ -132,7 +108,7 @@ def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -
         tools=tools,
         tool_choice=tool_choice if tools else None,
         llm_options=options,
-        transforms=transforms.all_names(),
+        transforms=outbound.transforms.all_names(),
     )
     return TurnPlan(
         plan=plan,
@@ -142,16 +118,31 @@ def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -
     )
 
 
-def encode_request(
-    adapter: ProviderAdapter,
-    plan: PromptPlan,
-    messages: list[Message],
-    message_transforms: list[str],
-) -> ProviderRequest:
-    """The provider's request for ``plan`` and ``messages``, with the message transforms
-    applied to its wire messages."""
-    request = adapter.build_request(plan, messages)
-    if not message_transforms:
-        return request
-    body = transform_wire_messages(message_transforms, request.body, adapter.messages_key)
-    return request.model_copy(update={"body": body})
+def offered_tools(
+    registry: ToolRegistry, inp: LlmTurnInput, history: list[StoredMessage]
+) -> tuple[list[ToolSpec], str | dict[str, JsonValue] | None]:
+    """The tools (masked) and tool_choice of the request, before any transform."""
+    if inp.send_tools:
+        return registry.specs(inp.tool_names), inp.tool_choice
+    if inp.tool_names and no_call_keeps_tools(inp.endpoint.provider, history):
+        return registry.specs(inp.tool_names), "none"
+    return [], inp.tool_choice
+
+
+def windowed(
+    inp: LlmTurnInput, history: TurnHistory, items: list[TranscriptItem], tools: list[ToolSpec]
+) -> Context:
+    """The context window over ``items``; rows the read left out count as dropped."""
+    window = inp.endpoint.context_window
+    context = build_context(
+        items,
+        system_prompt=inp.system_prompt,
+        window=window,
+        fixed_chars=tools_chars(tools) if window else 0,
+    )
+    if not history.unread:
+        return context
+    dropped = context.report.dropped + history.unread
+    return context.model_copy(
+        update={"report": context.report.model_copy(update={"dropped": dropped})}
+    )

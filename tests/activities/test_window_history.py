@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from durable_loop.activities.turn_history import TAIL_PAGE, window_history
-from durable_loop.core.context_window import build_context, summary_message
+from durable_loop.core.context_window import TranscriptItem, build_context, summary_message
 from durable_loop.core.endpoint import ContextWindow
 from durable_loop.core.envelope import Envelope
-from durable_loop.core.messages import Message, ToolCall
+from durable_loop.core.messages import Message, StoredMessage, ToolCall
 from durable_loop.core.reply_meta import SUMMARY_META_KEY
 from durable_loop.core.request import transcript_items
 from durable_loop.store import StoreConfig, open_store
@@ -25,6 +25,10 @@ def unit(turn: int, size: int) -> list[Message]:
         *results,
         Message(role="assistant", content=f"answer {turn}"),
     ]
+
+
+def full_items(rows: list[StoredMessage]) -> list[TranscriptItem]:
+    return transcript_items(rows, [row.message for row in rows])
 
 
 @pytest.fixture
@@ -49,12 +53,12 @@ async def store(tmp_path):
 async def test_windowed_read_keeps_what_a_full_read_keeps(store, budget, upto):
     window = ContextWindow(max_chars=budget)
     full = build_context(
-        transcript_items(await store.read("s", upto_seq=upto), []),
+        full_items(await store.read("s", upto_seq=upto)),
         system_prompt="be brief",
         window=window,
     )
     history, unread = await window_history(store, "s", upto, budget)
-    windowed = build_context(transcript_items(history, []), system_prompt="be brief", window=window)
+    windowed = build_context(full_items(history), system_prompt="be brief", window=window)
     assert windowed.messages == full.messages
     assert windowed.report.first_kept_seq == full.report.first_kept_seq
     assert windowed.report.summary_seq == full.report.summary_seq

@@ -11,7 +11,7 @@ from durable_loop.core.providers import ProviderFormatError
 from durable_loop.core.providers.base import loads_lenient
 from durable_loop.core.providers.openai_compat import OpenAICompatAdapter
 from durable_loop.core.transforms.inbound import InboundContext
-from durable_loop.core.transforms.registry import transform_response, transform_tool_calls
+from durable_loop.core.transforms.pipeline import transform_response, transform_tool_calls
 
 ADAPTER = OpenAICompatAdapter()
 CTX = InboundContext(call_id_prefix="s7", tool_names=["add"])

@@ -14,8 +14,9 @@ from durable_loop.core.errors import CodedError
 from durable_loop.core.messages import Message, ToolCall
 from durable_loop.core.providers import ADAPTERS
 from durable_loop.core.registry import ToolRegistry
-from durable_loop.core.request import TurnHistory, encode_request, plan_turn
+from durable_loop.core.request import TurnHistory, plan_turn
 from durable_loop.core.tools import ToolSpec
+from durable_loop.core.transforms.pipeline import Outbound
 from durable_loop.core.typed_output import (
     FINAL_ANSWER_TOOL,
     final_answer_from_call,
@@ -127,7 +128,7 @@ def _turn(provider: str, schema, structured=None) -> dict:
     )
     turn = plan_turn(ToolRegistry(), inp, TurnHistory(messages=[], unread=0, reply=None))
     messages = [Message.user("hi")]
-    return encode_request(ADAPTERS[provider], turn.plan, messages, []).body
+    return Outbound().encode(ADAPTERS[provider], turn.plan, messages).body
 
 
 def test_request_bodies_per_provider_and_untouched_without_a_schema():
@@ -154,7 +155,7 @@ def _local_turn(tools: ToolRegistry) -> dict:
         output_schema=SCHEMA,
     )
     turn = plan_turn(tools, inp, TurnHistory(messages=[], unread=0, reply=None))
-    return encode_request(ADAPTERS["openai"], turn.plan, [Message.user("hi")], []).body
+    return Outbound().encode(ADAPTERS["openai"], turn.plan, [Message.user("hi")]).body
 
 
 def test_a_model_whose_server_rejects_a_schema_beside_tools_gets_the_tool_then():
@@ -208,5 +209,5 @@ def test_unset_typed_fields_stay_out_of_payloads():
     zero = RunResult(message_id="m", status="completed", output=0).model_dump_json()
     assert RunResult.model_validate_json(zero).output == 0
     retries = RuntimeConfig(output_retries=3).model_dump_json()
-    assert '"output_retries":3' in retries
+    assert '"correct_typed_answer":{"attempts":3}' in retries
     assert "output_retries" not in RuntimeConfig().model_dump_json()

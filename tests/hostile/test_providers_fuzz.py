@@ -29,7 +29,8 @@ from durable_loop.core.providers import (
 from durable_loop.core.providers.base import loads_lenient
 from durable_loop.core.tools import ToolSpec
 from durable_loop.core.transforms.inbound import InboundContext
-from durable_loop.core.transforms.names import RESPONSE_TRANSFORMS
+from durable_loop.core.transforms.names import RESPONSE_TRANSFORMS, TransformSet
+from durable_loop.core.transforms.pipeline import Inbound
 from durable_loop.store.transcript import message_json
 from durable_loop.testing import reply, reply_anthropic, reply_gemini
 from tests.hostile.budget import fuzz, hit
@@ -103,6 +104,10 @@ def _cut(text: str, fraction: float) -> str:
     return text[: int(len(text) * fraction)]
 
 
+def hazard_transforms(provider: str) -> list[str]:
+    return list(RESPONSE_TRANSFORMS) if provider == "openai" else []
+
+
 def assert_storable(message: Message) -> None:
     again = Message.model_validate_json(message_json(message))
     assert again.role == "assistant"
@@ -147,8 +152,7 @@ def test_read_reply_is_a_reply_or_a_coded_application_error(
             endpoint,
             raw,
             "sk-secret-key",
-            response_transforms=list(dict.fromkeys(transforms)),
-            context=CONTEXT,
+            Inbound(CONTEXT, TransformSet(response_transforms=list(dict.fromkeys(transforms)))),
         )
     except ApplicationError as err:
         assert err.type in KNOWN_CODES
@@ -254,8 +258,7 @@ def test_known_provider_hazards(provider: str, raw: str) -> None:
             endpoint,
             raw,
             None,
-            response_transforms=list(RESPONSE_TRANSFORMS) if provider == "openai" else [],
-            context=CONTEXT,
+            Inbound(CONTEXT, TransformSet(response_transforms=hazard_transforms(provider))),
         )
     except ApplicationError as err:
         assert err.type == ErrorCode.PROVIDER_BAD_RESPONSE

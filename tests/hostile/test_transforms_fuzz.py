@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.messages import Message, ToolCall
 from durable_loop.core.tools import ToolSpec
-from durable_loop.core.transforms import registry as transforms
+from durable_loop.core.transforms import pipeline as transforms
 from durable_loop.core.transforms.inbound import InboundContext
 from durable_loop.core.transforms.names import (
     MESSAGE_TRANSFORMS,

@@ -14,6 +14,7 @@ from durable_loop.core.messages import ToolCall
 from durable_loop.core.providers import ADAPTERS
 from durable_loop.core.providers.base import SNIPPET_LIMIT
 from durable_loop.core.transforms.inbound import InboundContext
+from durable_loop.core.transforms.pipeline import Inbound
 from tests.core.providers.golden import PROVIDERS, conversation, load, request_fixtures
 
 REQUESTS = [(p, name) for p in PROVIDERS for name in request_fixtures(p)]
@@ -80,7 +81,6 @@ def refusal(provider: str, raw: str) -> ApplicationError:
             LlmEndpoint(provider=provider, model="m"),
             raw,
             None,
-            response_transforms=[],
-            context=InboundContext(call_id_prefix="1"),
+            Inbound(InboundContext(call_id_prefix="1")),
         )
     return caught.value

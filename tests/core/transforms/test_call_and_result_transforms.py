@@ -10,7 +10,7 @@ from durable_loop.core.transforms.inbound import (
     assistant_tool_calls_arguments_blank_to_empty_object,
     tool_result_compact_envelope,
 )
-from durable_loop.core.transforms.registry import render_tool_results
+from durable_loop.core.transforms.pipeline import render_tool_results
 
 
 def test_arguments_blank_to_empty_object():
