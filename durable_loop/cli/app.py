@@ -86,6 +86,24 @@ ENTRIES: dict[str, Entry] = {
             "Show a session's budget, or change it from its next message on.",
         ),
         Entry(
+            "fork",
+            f"{COMMANDS}.fork:fork",
+            SESSIONS,
+            "Start a new session from another's transcript up to a turn (nothing is re-run).",
+        ),
+        Entry(
+            "export",
+            f"{COMMANDS}.export:export",
+            SESSIONS,
+            "Print a session as a portable bundle (JSON, without secrets).",
+        ),
+        Entry(
+            "import",
+            f"{COMMANDS}.import_session:import_session",
+            SESSIONS,
+            "Recreate an exported session (a bundle) as a new session on this server and store.",
+        ),
+        Entry(
             "pending",
             f"{COMMANDS}.pending:pending",
             PEOPLE,
