@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.continue_as_new_after_events = (
             QUICK_CONTINUE_AS_NEW_AFTER
             if args.quick
-            else RuntimeConfig().continue_as_new_after_events
+            else RuntimeConfig().history.continue_as_new_after_events
         )
     if args.continue_as_new_after_events < QUICK_CONTINUE_AS_NEW_AFTER:
         parser.error("BAD_CONTINUE_AS_NEW: RuntimeConfig requires at least 200 events")
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> HistoryGrowthReport:
         runs,
         sizes=args.sizes,
         continue_as_new_after_events=args.continue_as_new_after_events,
-        inline_bytes=RuntimeConfig().inline_bytes,
+        inline_bytes=RuntimeConfig().history.inline_bytes,
         wall_s=time.perf_counter() - started,
     )
     console.print(results_table(runs))

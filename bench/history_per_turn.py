@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> HistoryPerTurnReport:
     if min(sizes) < 1:
         parser.error("BAD_SIZES: every size must be a positive number of turns")
     continue_after = args.continue_as_new_after_events or (
-        200 if args.quick else RuntimeConfig().continue_as_new_after_events
+        200 if args.quick else RuntimeConfig().history.continue_as_new_after_events
     )
     started = time.perf_counter()
     results = asyncio.run(run(sizes, continue_after))

@@ -98,6 +98,8 @@ class Dispatched(NamedTuple):
     ran: bool
     """The tool's code ran; False when a check before it (unknown tool, arguments that are
     not JSON or do not fit the schema) refused the call."""
+    in_doubt: bool = False
+    """An earlier attempt stopped inside an ``effect="once"`` body and nothing settled it."""
 
 
 async def dispatch(

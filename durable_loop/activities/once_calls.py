@@ -7,6 +7,11 @@ may not have happened. It asks the tool's ``reconcile`` function, if the tool ha
 "it happened" makes its result the call's result, "it did not" runs the body now. A
 ``reconcile`` that raises is retried with the activity; without one, or when it fails on the
 last attempt, the call ends ``TOOL_CALL_IN_DOUBT`` and the body is not run again.
+
+Under patch ``in-doubt-to-person`` the workflow puts such a call to a person; their "run it
+again" comes back as ``rerun`` = n, and that run marks itself under a key of its own
+(:func:`marker_key`), so it runs the body once despite the earlier marker, and its own death
+puts the call in doubt again rather than letting a retry run it a third time.
 """
 
 from __future__ import annotations
@@ -37,7 +42,16 @@ def in_doubt(name: str, prior: int, why: str) -> Dispatched:
         f"({why}) and it was not run again, so it is not done twice. Do not call it again "
         "without asking the user; tell them what you know."
     )
-    return Dispatched(Envelope.failure(ErrorCode.TOOL_CALL_IN_DOUBT, message), 0, True)
+    return Dispatched(Envelope.failure(ErrorCode.TOOL_CALL_IN_DOUBT, message), 0, True, True)
+
+
+def marker_key(idempotency_key: str, rerun: int) -> str:
+    """The attempt marker of a call's ``rerun``-th run a person allowed (0: the first)."""
+    return idempotency_key if rerun == 0 else f"{idempotency_key}:rerun{rerun}"
+
+
+def timed_out(done: Dispatched) -> bool:
+    return any(e.code == ErrorCode.TOOL_TIMEOUT for e in done.envelope.errors)
 
 
 class OnceCalls:
@@ -52,8 +66,9 @@ class OnceCalls:
         body: Callable[[], Awaitable[Dispatched]],
         last_attempt: bool,
         max_output_bytes: int,
+        rerun: int = 0,
     ) -> Dispatched:
-        key = ctx.idempotency_key
+        key = marker_key(ctx.idempotency_key, rerun)
         prior = await self.attempts.begin(
             key, session_id=ctx.session_id, call_id=ctx.call_id, attempt=ctx.attempt
         )
@@ -65,10 +80,14 @@ class OnceCalls:
                 return settled
             await self.attempts.renew(key, ctx.attempt)
         try:
-            return await body()
+            done = await body()
         except Exception:  # the tool raised: it said it failed, so a retry may run it again
             await self.attempts.end(key)
             raise
+        if timed_out(done):  # the body may run on in its thread: whether it took effect is unknown
+            why = "it did not finish within the tool's timeout"
+            return in_doubt(tool.spec.name, ctx.attempt, why)
+        return done
 
     async def _settle(
         self,

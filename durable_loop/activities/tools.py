@@ -120,10 +120,14 @@ class ToolActivities:
                 outlast_cancel=inp.approved_by is not None,
             )
             if tool is not None and tool.spec.effect == "once":
-                done = await self.once.run(tool, raw, ctx, body, last_attempt, inp.max_output_bytes)
+                done = await self.once.run(
+                    tool, raw, ctx, body, last_attempt, inp.max_output_bytes, inp.rerun
+                )
             else:
                 done = await body()
         duration_us = int((time.monotonic() - started) * 1_000_000)
+        if done.in_doubt and inp.doubt_to_person:
+            return in_doubt_output(inp, done.envelope)
         envelope = done.envelope
         note = approval_note(inp)
         if note:
@@ -144,6 +148,20 @@ class ToolActivities:
         )
         written = await self.store.put(inp.session_id, inp.result_seq, message, meta)
         return summarize_result(written, inp, cached=False)
+
+
+def in_doubt_output(inp: ToolRunInput, envelope: Envelope) -> ToolRunOutput:
+    """An in-doubt call for the workflow to put to a person: nothing is stored, so their
+    answer can become the call's result."""
+    return ToolRunOutput(
+        result_seq=inp.result_seq,
+        call_id=inp.call_id,
+        name=inp.name,
+        ok=False,
+        error_codes=envelope.error_codes,
+        preview=envelope.errors[0].message if envelope.errors else "",
+        in_doubt=True,
+    )
 
 
 def summarize_result(stored: StoredMessage, inp: ToolRunInput, *, cached: bool) -> ToolRunOutput:

@@ -23,6 +23,7 @@ from durable_loop.client.settings import TemporalSettings
 from durable_loop.core.config import RuntimeConfig, SessionSettings
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.retry import RetrySettings
+from durable_loop.core.runtime_groups import RetriesConfig
 from durable_loop.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.store.workspace import WorkspaceStore, open_workspace_store
 from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM
@@ -171,7 +172,11 @@ class ChaosRig:
                 model=model, base_url=self.llm.base_url, timeout_s=timeout_s, retry=LLM_RETRY
             ),
             runtime=runtime
-            or RuntimeConfig(heartbeat_timeout_s=HEARTBEAT_TIMEOUT_S, tool_retry=TOOL_RETRY),
+            or RuntimeConfig(
+                retries=RetriesConfig(
+                    heartbeat_timeout_s=HEARTBEAT_TIMEOUT_S, tool_retry=TOOL_RETRY
+                )
+            ),
         )
 
     async def wait_for_invocation(
@@ -184,6 +189,14 @@ class ChaosRig:
             return len(runs) >= count
 
         await eventually(invoked, timeout_s)
+
+    async def wait_for_effects(self, session_id: str, count: int, timeout_s: float = 60) -> None:
+        """Until the session's tools applied ``count`` effects in the ledger."""
+
+        async def applied() -> bool:
+            return await asyncio.to_thread(self.ledger.effects, session_id) >= count
+
+        await eventually(applied, timeout_s)
 
     async def check(
         self, session_id: str, workflows_for: WorkflowsFor | None = None

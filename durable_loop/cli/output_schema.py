@@ -25,7 +25,8 @@ OutputSchemaFile = Annotated[
     typer.Option(
         "--output-schema",
         help="A JSON Schema file: the answer must be JSON valid against it (printed as "
-        "'output'); invalid answers are sent back output_retries times, then OUTPUT_INVALID.",
+        "'output'); invalid answers are sent back (recovery correct_typed_answer), then "
+        "OUTPUT_INVALID.",
         show_default=False,
     ),
 ]

@@ -1,5 +1,6 @@
 """Deciding held tool calls from outside the workflow: list, approve (optionally with
-edited arguments) or reject, by Query/Update/Signal; and a message's final result."""
+edited arguments) or reject, by Query/Update/Signal; withdraw a standing approval; and a
+message's final result."""
 
 from __future__ import annotations
 
@@ -15,12 +16,16 @@ from durable_loop.core.approval_models import (
     SIGNAL_TOOL_CALL_DECISION,
     UPDATE_DECIDE_TOOL_CALL,
     UPDATE_MESSAGE_RESULT,
+    UPDATE_WITHDRAW_TOOL_POLICY,
+    InDoubtAnswer,
     MessageResultRequest,
     PendingToolCall,
     Remember,
     ToolApprovalList,
     ToolCallDecided,
     ToolCallDecision,
+    ToolPolicy,
+    WithdrawToolPolicy,
 )
 from durable_loop.core.canonical_json import utf8_len
 from durable_loop.core.errors import DurableLoopError, ErrorCode
@@ -77,11 +82,23 @@ class ToolApprovalClient:
         """Signal: fire and forget; a refused decision shows in the listing's ``refused``."""
         await self.handle(session_id).signal(SIGNAL_TOOL_CALL_DECISION, _sendable(decision))
 
+    async def withdraw_policy(
+        self, session_id: str, set_on: str, withdrawn_by: str, *, comment: str | None = None
+    ) -> ToolPolicy:
+        """Update: withdraw the standing approval set on call ``set_on``; later calls of its
+        tool wait for a person again. Refusals fail with their code and are audited."""
+        request = WithdrawToolPolicy(
+            set_on=set_on, withdrawn_by=withdrawn_by, comment=comment, session_id=session_id
+        )
+        return await self.handle(session_id).execute_update(
+            UPDATE_WITHDRAW_TOOL_POLICY, request, result_type=ToolPolicy
+        )
+
     async def decision_for(
         self,
         session_id: str,
         call_id: str,
-        verdict: Verdict,
+        verdict: Verdict | InDoubtAnswer,
         approver: str,
         *,
         comment: str | None = None,
@@ -89,13 +106,20 @@ class ToolApprovalClient:
         fingerprint: str | None = None,
         listing: ToolApprovalList | None = None,
         remember: Remember | None = None,
+        result: str | None = None,
     ) -> ToolCallDecision:
         """A decision bound to ``fingerprint`` or, when not given, to the call pending now
-        (in ``listing``, when the caller has just read it)."""
+        (in ``listing``, when the caller has just read it). On a call in doubt the verdict
+        is an answer (``happened`` with ``result``, ``run_again``, ``give_up``)."""
         if fingerprint is None:
             pending = await self.pending(session_id, call_id, listing=listing)
             return pending.decision(
-                verdict, approver, comment=comment, arguments=arguments, remember=remember
+                verdict,
+                approver,
+                comment=comment,
+                arguments=arguments,
+                remember=remember,
+                result=result,
             )
         return ToolCallDecision(
             call_id=call_id,
@@ -106,6 +130,7 @@ class ToolApprovalClient:
             arguments=arguments,
             session_id=session_id,
             remember=remember,
+            result=result,
         )
 
     async def message_result(self, session_id: str, message_id: str) -> RunResult:

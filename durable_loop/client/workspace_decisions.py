@@ -87,6 +87,9 @@ def _sentence(row: AuditLine, session_id: str | None) -> str | None:
                 + (f" until {_value(row, 'expires_at')}" if _value(row, "expires_at") else "")
                 + (" matching a condition" if _value(row, "condition") else "")
             )
+        if row.op == "withdraw":
+            set_on = f" (set on {row.call_id})" if row.call_id else ""
+            return f"{row.actor} withdrew the standing approval of {row.path or '?'}{set_on}{where}"
         call = f"tool call {row.call_id or '?'} ({_about(row.path, row.turn)}){where}"
         return _decision(row, call, TOOL_VERBS)
     if row.target == "proposal":

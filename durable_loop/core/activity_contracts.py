@@ -143,6 +143,17 @@ class ToolRunInput(BaseModel):
     approval_comment: str | None = Field(
         default=None, description="Their comment: the model reads it with the result"
     )
+    doubt_to_person: bool = Field(
+        default=False,
+        description="An effect='once' call found in doubt is answered as such (ToolRunOutput."
+        "in_doubt, nothing stored) for a person to settle; False: TOOL_CALL_IN_DOUBT is stored "
+        "as its result",
+    )
+    rerun: int = Field(
+        default=0,
+        description="A person said 'run it again' to this in-doubt call this many times: this "
+        "run may start the body once more despite the earlier attempt's marker",
+    )
 
 
 class ToolRunOutput(BaseModel):
@@ -167,6 +178,11 @@ class ToolRunOutput(BaseModel):
     )
     after_cancel: bool = Field(
         default=False, description="The tool finished after the call was cancelled"
+    )
+    in_doubt: bool = Field(
+        default=False,
+        description="An earlier attempt stopped inside an effect='once' tool and nothing "
+        "settled it: no result is stored; a person answers (see doubt_to_person)",
     )
 
 

@@ -17,11 +17,22 @@ UPDATE_DECIDE_TOOL_CALL = "decide_tool_call"
 SIGNAL_TOOL_CALL_DECISION = "tool_call_decision"
 QUERY_TOOL_APPROVALS = "tool_approvals"
 UPDATE_MESSAGE_RESULT = "message_result"
+UPDATE_WITHDRAW_TOOL_POLICY = "withdraw_tool_policy"
 READ_TOOL_CALLS = "read_tool_calls"
 PATCH_TOOL_APPROVALS = "tool-approvals"
 """Patch id of the commands only a held call issues (reading its arguments, the audit)."""
+PATCH_IN_DOUBT = "in-doubt-to-person"
+"""Patch id: an ``effect="once"`` call in doubt is held for a person (``kind="in_doubt"``)
+instead of ending with ``TOOL_CALL_IN_DOUBT`` as its final result."""
 
-ToolCallStatus = Literal["confirmed", "rejected", "expired"]
+HoldKind = Literal["approval", "in_doubt"]
+"""Why a call is held: it needs approval before it runs, or an attempt of it stopped inside
+an ``effect="once"`` tool and no one knows whether its effect happened."""
+InDoubtAnswer = Literal["happened", "run_again", "give_up"]
+IN_DOUBT_ANSWERS: tuple[InDoubtAnswer, ...] = ("happened", "run_again", "give_up")
+"""A person's verdicts on a call in doubt: its effect happened (``result`` is what the model
+reads), run it again (once), or give up (the model reads that it did not run)."""
+ToolCallStatus = Literal["confirmed", "rejected", "expired", "happened", "run_again", "given_up"]
 MAX_DECISION_BYTES = 1_000_000
 """A decision (edited arguments, comment) larger than this is refused before it is sent:
 Temporal refuses payloads over its 2 MB blob limit with a bare gRPC RESOURCE_EXHAUSTED, and
@@ -48,15 +59,23 @@ class PendingToolCall(BaseModel):
     result_seq: int
     created_at: datetime
     expires_at: datetime
+    kind: HoldKind = "approval"
+    doubt: str | None = Field(
+        default=None, description="For a call in doubt: what is known of the attempt that stopped"
+    )
+    reruns: int = Field(
+        default=0, description="How often a person already said 'run it again' to this call"
+    )
 
     def decision(
         self,
-        verdict: Verdict,
+        verdict: Verdict | InDoubtAnswer,
         approver: str,
         *,
         comment: str | None = None,
         arguments: dict[str, JsonValue] | None = None,
         remember: Remember | None = None,
+        result: str | None = None,
     ) -> ToolCallDecision:
         """A decision on this call, bound to its fingerprint and session."""
         return ToolCallDecision(
@@ -68,6 +87,7 @@ class PendingToolCall(BaseModel):
             arguments=arguments,
             session_id=self.session_id,
             remember=remember,
+            result=result,
         )
 
 
@@ -94,12 +114,27 @@ class ToolPolicy(BaseModel):
     call_id: str = Field(description="The call whose approval set it")
 
 
+class WithdrawToolPolicy(BaseModel):
+    """A person withdraws a standing approval: later calls of its tool wait again. Named by
+    the call whose approval set it (``ToolPolicy.call_id``, as the listing shows)."""
+
+    set_on: str = Field(description="The call id whose approval set the standing approval")
+    withdrawn_by: str = Field(default="", description="Required (blank: INVALID_DECISION)")
+    comment: str | None = None
+    session_id: str | None = Field(
+        default=None, description="The session the caller means; another one is refused"
+    )
+
+
 class ToolCallDecision(BaseModel):
     """A person's decision on a held call, bound to the fingerprint they saw. ``confirm``
     with ``arguments`` approves the call with those (edited) arguments."""
 
     call_id: str
-    verdict: str = Field(description='"confirm" or "reject" (anything else: INVALID_DECISION)')
+    verdict: str = Field(
+        description='"confirm" or "reject"; on a call in doubt "happened", "run_again" or '
+        '"give_up" (anything else: INVALID_DECISION)'
+    )
     approver: str = Field(default="", description="Required (blank: INVALID_DECISION)")
     fingerprint: str | None = None
     comment: str | None = None
@@ -109,6 +144,9 @@ class ToolCallDecision(BaseModel):
     )
     remember: Remember | None = Field(
         default=None, description="With confirm: approve later calls of this tool too"
+    )
+    result: str | None = Field(
+        default=None, description="With happened: the call's result, as the model reads it"
     )
 
 
@@ -125,6 +163,9 @@ class ToolCallDecided(BaseModel):
     )
     edited_fields: list[str] = Field(default_factory=list)
     decided_at: datetime
+    kind: HoldKind = "approval"
+    result: str | None = Field(default=None, description="With happened: the person's text")
+    rerun: int = Field(default=0, description="With run_again: which re-run it allows (1, 2…)")
 
 
 class ToolApprovalList(BaseModel):

@@ -21,12 +21,17 @@ from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from durable_loop.core.approval_models import (
+    IN_DOUBT_ANSWERS,
+    PATCH_IN_DOUBT,
     PATCH_TOOL_APPROVALS,
     QUERY_TOOL_APPROVALS,
     READ_TOOL_CALLS,
     SIGNAL_TOOL_CALL_DECISION,
     UPDATE_DECIDE_TOOL_CALL,
     UPDATE_MESSAGE_RESULT,
+    UPDATE_WITHDRAW_TOOL_POLICY,
+    HoldKind,
+    InDoubtAnswer,
     MessageResultRequest,
     PendingToolCall,
     Remember,
@@ -35,6 +40,7 @@ from durable_loop.core.approval_models import (
     ToolCallDecision,
     ToolCallStatus,
     ToolPolicy,
+    WithdrawToolPolicy,
 )
 from durable_loop.core.canonical_json import canonical_dumps, sha256_hex, utf8_len
 from durable_loop.core.errors import CodedError, ErrorCode
@@ -43,15 +49,20 @@ from durable_loop.core.tools import ToolSpec
 
 __all__ = [
     "DEFAULT_APPROVAL_TTL_S",
+    "IN_DOUBT_ANSWERS",
     "MAX_SCHEMA_ERRORS",
+    "PATCH_IN_DOUBT",
     "PATCH_TOOL_APPROVALS",
     "QUERY_TOOL_APPROVALS",
     "READ_TOOL_CALLS",
     "SIGNAL_TOOL_CALL_DECISION",
     "UPDATE_DECIDE_TOOL_CALL",
     "UPDATE_MESSAGE_RESULT",
+    "UPDATE_WITHDRAW_TOOL_POLICY",
     "ApprovalBookState",
     "ApprovalSettings",
+    "HoldKind",
+    "InDoubtAnswer",
     "MessageResultRequest",
     "PendingToolCall",
     "ReadToolCallsInput",
@@ -63,6 +74,7 @@ __all__ = [
     "ToolCallDecision",
     "ToolCallStatus",
     "ToolPolicy",
+    "WithdrawToolPolicy",
     "allowed_approvers",
     "audit_op",
     "edit_problem",
@@ -163,8 +175,11 @@ def hold_fingerprint(held: PendingToolCall, arguments_fingerprint: str) -> str:
     """What a decision must name under the ``decision-rules`` patch: the call's tool and
     arguments (``arguments_fingerprint``) held at one place (session, message, call id,
     result seq). A decision re-sent later cannot approve another hold of the same call id
-    and arguments: that hold has another fingerprint."""
+    and arguments: that hold has another fingerprint. A call in doubt is a hold of its own
+    (after its approval, and again after each "run it again")."""
     place = f"{held.session_id}\n{held.message_id}\n{held.call_id}\n{held.result_seq}"
+    if held.kind != "approval":
+        place += f"\n{held.kind}:{held.reruns}"
     return sha256_hex(f"{place}\n{arguments_fingerprint}")
 
 
@@ -235,10 +250,14 @@ def with_policy(policies: list[ToolPolicy], policy: ToolPolicy) -> list[ToolPoli
 
 
 def audit_op(status: ToolCallStatus, edited: bool) -> AuditOp:
-    """The audit row's op for a settled call."""
+    """The audit row's op for a settled call. An answer on a call in doubt is audited as the
+    approval ("happened", "run_again") or rejection ("given_up") it amounts to; the row's
+    value names the answer."""
     if status == "confirmed":
         return "edit" if edited else "confirm"
-    return "reject" if status == "rejected" else "expire"
+    if status in ("happened", "run_again"):
+        return "confirm"
+    return "reject" if status in ("rejected", "given_up") else "expire"
 
 
 def remember_problem(decision: ToolCallDecision) -> str | None:

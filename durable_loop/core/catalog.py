@@ -1,7 +1,8 @@
 """The model catalog: what is known about a model's tool calling, per provider.
 
 Each entry records the provider (adapter name), tags, a recommended sampling profile,
-the workarounds (preset names, applied by :func:`presets.for_model`) and whether tool
+the workarounds (preset names) and recoveries (names in core/recoveries), both applied
+by :func:`presets.for_model`, and whether tool
 calling is reliable enough for ``tool_use_mode=enforced``. The OpenRouter rows come from
 a 10-trial evaluation snapshot (tool scenarios: reliable at >= 97%); the local rows from
 runs of the packaged Qwen2.5-Coder models (one call per reply, repeats a call after its
@@ -10,11 +11,12 @@ result unless tools are left out).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from durable_loop.core.config import SessionSettings, ToolUseMode
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ConfigError
+from durable_loop.core.recoveries import REGISTRY
 
 OPENAI_COMPATIBLE = frozenset({"openai", "openrouter"})
 
@@ -35,6 +37,7 @@ class CatalogEntry(BaseModel):
     tags: tuple[str, ...] = ()
     sampling: SamplingProfile | None = None
     workarounds: tuple[str, ...] = ()
+    recoveries: tuple[str, ...] = ()
     tool_calling_reliable: bool = False
     schema_beside_tools: bool = Field(
         default=True,
@@ -44,6 +47,14 @@ class CatalogEntry(BaseModel):
     )
     context_tokens: int | None = None
     notes: str = ""
+
+    @field_validator("recoveries")
+    @classmethod
+    def _known_recoveries(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [name for name in value if name not in REGISTRY]
+        if unknown:
+            raise ValueError(f"unknown recoveries: {', '.join(unknown)}")
+        return value
 
     def names(self) -> set[str]:
         return {self.model.lower(), *(a.lower() for a in self.aliases)}
@@ -58,12 +69,14 @@ LOCAL_WORKAROUNDS = (
     "content_tag_tool_call_fallback",
     "json_tool_call_fallback",
     "ignore_implicit_arguments",
+    "router_json_mode",
+)
+LOCAL_RECOVERIES = (
     "retry_after_tool_error",
     "finalize_text_call_reply",
     "finalize_after_repeat",
     "call_referred_tool",
     "call_requested_tool",
-    "router_json_mode",
     "shorten_oversized_arguments",
     "repair_invalid_arguments",
 )
@@ -197,6 +210,7 @@ CATALOG: tuple[CatalogEntry, ...] = (
         tags=("local", "small", "qwen"),
         sampling=LOCAL_GREEDY,
         workarounds=LOCAL_WORKAROUNDS,
+        recoveries=LOCAL_RECOVERIES,
         schema_beside_tools=False,  # llama.cpp: HTTP 500 "Content path must be a string"
         context_tokens=4096,
         notes="one call per reply; repeats a call after its result while tools are sent",
@@ -208,6 +222,7 @@ CATALOG: tuple[CatalogEntry, ...] = (
         tags=("local", "small", "qwen"),
         sampling=LOCAL_GREEDY,
         workarounds=LOCAL_WORKAROUNDS,
+        recoveries=LOCAL_RECOVERIES,
         schema_beside_tools=False,  # llama.cpp: HTTP 500 "Content path must be a string"
         context_tokens=4096,
         notes="about 3x faster than 1.5B, weaker answers",

@@ -14,51 +14,21 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    SerializeAsAny,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from durable_loop.core.approvals import ApprovalSettings
-from durable_loop.core.circuit import CircuitBreakerSettings
 from durable_loop.core.endpoint import RESERVED_REQUEST_KEYS, LlmEndpoint
-from durable_loop.core.retry import RetrySettings
+from durable_loop.core.recoveries import legacy as legacy_recoveries
+from durable_loop.core.recoveries import registry as recovery_registry
+from durable_loop.core.recoveries.base import RecoverySettings
+from durable_loop.core.runtime_groups import HistoryConfig, RetriesConfig
+from durable_loop.core.runtime_groups import lift as lift_group_keys
 from durable_loop.core.sub_agent_config import DEFAULT_MAX_SUB_AGENT_DEPTH
 from durable_loop.core.transforms.names import TransformSet, check_names
-from durable_loop.core.typed_output.answer import DEFAULT_OUTPUT_RETRIES
-
-DEFAULT_FIX_EMPTY_FINAL_TEXT = (
-    "Your last reply was empty. Using the tool results above, write the final answer now."
-)
-DEFAULT_RETRY_AFTER_TOOL_ERROR_TEXT = (
-    "Your {name} call failed: {error} "
-    "The task is not done. Call {name} again with corrected arguments, then answer."
-)
-DEFAULT_UNKNOWN_TOOL_RETRY_TEXT = (
-    "There is no tool named {name}. The tools you have are: {tools}. If one of them does "
-    "what the user asked, call it; if the request needs no tool, answer the user directly."
-)
-DEFAULT_FINALIZE_TEXT_CALL_TEXT = (
-    "Your last reply was a tool call written as text, not an answer for the user. No more "
-    "tools will run. The tool results so far:\n{results}\n"
-    "Answer the user's request now in one or two plain sentences, using these results. "
-    "Do not write JSON, code or a function call."
-)
-
-DEFAULT_FINALIZE_AFTER_REPEAT_TEXT = (
-    "You already made that call; its recorded result is above. No more tools will run. "
-    "The tool results so far:\n{results}\n"
-    "Answer the user's request now in one or two plain sentences, using these results. "
-    "Do not write JSON, code or a function call."
-)
-
-DEFAULT_CALL_REFERRED_TOOL_TEXT = (
-    "Do not tell the user to use {name}: you can call it yourself. Call {name} now, then "
-    "answer the request with its result."
-)
-DEFAULT_CALL_REQUESTED_TOOL_TEXT = (
-    "My request asks for {name}, and you have not called it yet. Call {name} now, then "
-    "answer the request with its result."
-)
 
 
 class ToolUseMode(StrEnum):
@@ -87,6 +57,9 @@ def split_names(value: object) -> object:
 
 
 NameList = Annotated[list[str], BeforeValidator(split_names)]
+Recoveries = Annotated[
+    dict[str, SerializeAsAny[RecoverySettings]], BeforeValidator(recovery_registry.enabled)
+]
 
 
 class RouterConfig(BaseModel):
@@ -144,9 +117,6 @@ class RuntimeConfig(BaseModel):
     tool_choice: str | dict[str, JsonValue] = "auto"
     tool_allowlist: NameList | None = None
     tool_denylist: NameList = Field(default_factory=list)
-    fix_empty_final: bool = True
-    fix_empty_final_user_text: str = DEFAULT_FIX_EMPTY_FINAL_TEXT
-    fix_empty_final_disable_tools: bool = True
     ignore_implicit_arguments: bool = Field(
         default=False,
         description="Drop any value the model passes for a tool's implicit_args (the runtime "
@@ -154,106 +124,23 @@ class RuntimeConfig(BaseModel):
         "result carries a warning. The schema still offers them (compare the tool transform "
         "tools_hide_implicit_arguments, which hides them).",
     )
-    retry_after_tool_error: int = Field(
-        default=0,
-        ge=0,
-        description="When the model answers right after a failed tool call, tell it (as a "
-        "synthetic user message quoting the error) to correct the call, and ask for a tool "
-        'call on that request (tool_choice "required"), at most this many times per message. '
-        "Small models often read an error and declare success anyway.",
-    )
-    retry_after_tool_error_text: str = Field(
-        default=DEFAULT_RETRY_AFTER_TOOL_ERROR_TEXT,
-        description="Template with {name} (the tool) and {error} (its first error message)",
-    )
-    output_retries: int = Field(
-        default=DEFAULT_OUTPUT_RETRIES,
-        ge=0,
-        exclude_if=lambda value: value == DEFAULT_OUTPUT_RETRIES,
-        description="A message with an output_schema whose final answer is not valid JSON "
-        "for it is sent back with the validation errors at most this many times, then "
-        "fails with OUTPUT_INVALID",
-    )
-    repeated_call_guard: bool = True
-    finalize_text_call_reply: bool = Field(
-        default=False,
-        description="Recovery: when the final reply is only a tool call written as text, "
-        "send one request without tools quoting the recorded results and asking for an "
-        "answer in plain sentences (a text call is never returned as a completed reply; "
-        "without this the message fails with REPLY_NOT_AN_ANSWER)",
-    )
-    finalize_text_call_reply_text: str = Field(
-        default=DEFAULT_FINALIZE_TEXT_CALL_TEXT,
-        description="Template with {results} (one line per recorded tool result)",
-    )
-    finalize_after_repeat: bool = Field(
-        default=False,
-        description="Recovery: when the repeated-call guard answers a repeat (and withdraws "
-        "the tools), the recorded result is followed at once by a request quoting the "
-        "recorded results and asking for an answer in plain sentences, instead of leaving "
-        "the model to write the repeated call as text first",
-    )
-    finalize_after_repeat_text: str = Field(
-        default=DEFAULT_FINALIZE_AFTER_REPEAT_TEXT,
-        description="Template with {results} (one line per recorded tool result)",
-    )
-    call_referred_tool: bool = Field(
-        default=False,
-        description="Recovery: when the final reply tells the user to use a tool (named in "
-        "code form) that was not called in this message, send the model back once, asking "
-        'for that call (tool_choice "required")',
-    )
-    call_referred_tool_text: str = Field(
-        default=DEFAULT_CALL_REFERRED_TOOL_TEXT,
-        description="Template with {name} (the tool the reply named)",
-    )
-    call_requested_tool: bool = Field(
-        default=False,
-        description="Recovery: when the final reply comes while an offered tool that the "
-        "person's message names (not after 'do not', 'without', ...) has not been called in "
-        "this message, send the model back once per such tool, asking for that call "
-        '(tool_choice "required")',
-    )
-    call_requested_tool_text: str = Field(
-        default=DEFAULT_CALL_REQUESTED_TOOL_TEXT,
-        description="Template with {name} (the tool the person's message named)",
-    )
-    shorten_oversized_arguments: bool = Field(
-        default=False,
-        description="Recovery: a call refused with ARGUMENTS_TOO_LARGE gets one focused "
-        "request (no tools: only the longest value, the limit and the instruction to "
-        "shorten it); the call is re-issued with the shorter value, once per message",
-    )
-    repair_invalid_arguments: bool = Field(
-        default=False,
-        description="Recovery: a call that failed with INVALID_ARGS or INVALID_JSON gets one "
-        "focused request (no tools: the tool's schema, the arguments and the error; output "
-        "only JSON) and is re-issued with the repaired arguments, once per message",
+    recoveries: Recoveries = Field(
+        default_factory=recovery_registry.default_enabled,
+        description="The recoveries this session uses (core/recoveries, README: Recoveries): "
+        "a list of names, or a mapping name -> its settings. Default: "
+        + ", ".join(recovery_registry.default_names()),
     )
     request_overrides: dict[str, JsonValue] = Field(default_factory=dict)
-    fallback_retry_count: int = Field(default=0, ge=0)
-    circuit_breaker: CircuitBreakerSettings = Field(
-        default_factory=CircuitBreakerSettings,
-        description="Skip a model of the fallback chain that keeps failing, for a cool-down",
-    )
     max_turns: int = Field(default=12, ge=1)
-    tool_timeout_s: float = Field(default=60.0, gt=0)
-    tool_retry: RetrySettings = RetrySettings(maximum_attempts=3)
-    heartbeat_timeout_s: float | None = Field(
-        default=10.0,
-        gt=0,
-        description="Heartbeat timeout of the LLM and tool activities: a worker that dies "
-        "mid-call is noticed (and the call retried elsewhere) after this, not after the whole "
-        "start-to-close timeout. None: no heartbeat timeout.",
+    retries: RetriesConfig = Field(
+        default_factory=RetriesConfig,
+        description="Timeouts, retries and fallback of tools and models",
     )
-    inline_bytes: int = Field(
-        default=512,
-        ge=0,
-        description="Largest tool-output preview or reply kept inline in workflow history.",
+    history: HistoryConfig = Field(
+        default_factory=HistoryConfig,
+        description="What workflow history holds, and when a session continues as new",
     )
     reply_inline_bytes: int = Field(default=16_000, ge=0)
-    transcript_tail: int = Field(default=20, ge=1, le=500)
-    continue_as_new_after_events: int = Field(default=8_000, ge=200)
     loop_strategy: LoopStrategy = Field(
         default=LoopStrategy.TOOL_LOOP,
         description="tool_loop: native tool calling; router: router -> executor pipeline "
@@ -280,11 +167,6 @@ class RuntimeConfig(BaseModel):
         description="How deep sub-agents may nest: a session is depth 0, its sub-agents 1; "
         "a call that would go deeper ends with SUB_AGENT_TOO_DEEP",
     )
-    summarize_dropped_context: bool = Field(
-        default=False,
-        description="When the context window leaves messages out, summarise them once "
-        "(its own activity) and send the summary in their place.",
-    )
     allow_enforced_on_unreliable_model: bool = Field(
         default=False,
         description="Permit tool_use_mode=enforced with a model not marked tool-call reliable",
@@ -294,6 +176,22 @@ class RuntimeConfig(BaseModel):
         description="Stream assistant text into the store as it is generated (OpenAI-"
         "compatible endpoints), for SessionClient.send_streaming; history is unchanged",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_keys(cls, data: object) -> object:
+        """The flat keys of stored histories and old settings files: recoveries
+        (core/recoveries/legacy) and the grouped fields (core/runtime_groups)."""
+        if not isinstance(data, dict):
+            return data
+        return lift_group_keys(legacy_recoveries.upgrade(data))
+
+    def recovery(self, name: str) -> RecoverySettings | None:
+        """The settings of recovery ``name`` when this config uses it, else None."""
+        return self.recoveries.get(name)
+
+    def uses(self, name: str) -> bool:
+        return name in self.recoveries
 
     @field_validator(
         "message_transforms",

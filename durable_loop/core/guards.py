@@ -7,6 +7,7 @@ costs no activity round trip.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel
@@ -14,6 +15,7 @@ from pydantic import BaseModel
 from durable_loop.core.activity_contracts import ToolCallSummary
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.errors import CodedError, ErrorCode
+from durable_loop.core.recoveries import repeated_call_guard
 
 Action = Literal["execute", "reject", "reuse"]
 
@@ -71,67 +73,76 @@ def plan_turn(
     loop to the seq of their recorded result.
     """
     limit = config.effective_max_tool_calls_per_turn()
+    checks = CallChecks(
+        registered=registered,
+        visible=visible if tools_sent else set(),
+        max_args_bytes=config.max_tool_args_bytes,
+    )
     decisions: list[CallDecision] = []
     ids_seen: set[str] = set()
-    ignored = 0
-    repeated = False
     for position, call in enumerate(calls):
         seq = first_result_seq + position
         if limit is not None and position >= limit:
-            ignored += 1
-            decision = _reject(
-                call,
-                seq,
-                ErrorCode.TOO_MANY_TOOL_CALLS,
-                f"not executed: at most {limit} tool call(s) per turn; call it again next turn",
-            )
-            decision.ignored = True
-            decisions.append(decision)
+            decisions.append(over_limit(call, seq, limit))
             continue
-        if call.id in ids_seen:
-            decisions.append(
-                _reject(call, seq, ErrorCode.DUPLICATE_CALL_ID, f"call id {call.id!r} repeated")
-            )
-            continue
+        refused = refusal(call, checks, duplicate=call.id in ids_seen)
         ids_seen.add(call.id)
-        if call.name not in registered:
+        if refused is not None:
+            decisions.append(_reject(call, seq, *refused))
+        else:
             decisions.append(
-                _reject(call, seq, ErrorCode.TOOL_NOT_FOUND, f"no tool named {call.name!r}")
+                run_or_reuse(call, seq, config.uses(repeated_call_guard.NAME), seen_calls)
             )
-            continue
-        if call.name not in visible or not tools_sent:
-            decisions.append(
-                _reject(
-                    call, seq, ErrorCode.TOOL_NOT_ALLOWED, f"tool {call.name!r} is not available"
-                )
-            )
-            continue
-        if call.args_bytes > config.max_tool_args_bytes:
-            decisions.append(
-                _reject(
-                    call,
-                    seq,
-                    ErrorCode.ARGUMENTS_TOO_LARGE,
-                    too_large_message(call, config.max_tool_args_bytes),
-                )
-            )
-            continue
-        if not call.args_valid_json:
-            decisions.append(
-                _reject(
-                    call,
-                    seq,
-                    ErrorCode.INVALID_JSON,
-                    "arguments are not a JSON object; send arguments as a JSON object",
-                )
-            )
-            continue
-        key = call_key(call.name, call.args_sha256)
-        if config.repeated_call_guard and key in seen_calls:
-            repeated = True
-            decisions.append(
-                CallDecision(call=call, action="reuse", result_seq=seq, reuse_seq=seen_calls[key])
-            )
-            continue
-        decisions.append(CallDecision(call=call, action="execute", result_seq=seq))
-    return TurnPlan(decisions=decisions, ignored=ignored, repeated=repeated)
+    return TurnPlan(
+        decisions=decisions,
+        ignored=sum(d.ignored for d in decisions),
+        repeated=any(d.action == "reuse" for d in decisions),
+    )
+
+
+@dataclass(frozen=True)
+class CallChecks:
+    registered: set[str]
+    visible: set[str]
+    """Empty when the request sent no tools: then no call is allowed."""
+    max_args_bytes: int
+
+
+def over_limit(call: ToolCallSummary, seq: int, limit: int) -> CallDecision:
+    decision = _reject(
+        call,
+        seq,
+        ErrorCode.TOO_MANY_TOOL_CALLS,
+        f"not executed: at most {limit} tool call(s) per turn; call it again next turn",
+    )
+    return decision.model_copy(update={"ignored": True})
+
+
+def refusal(
+    call: ToolCallSummary, checks: CallChecks, *, duplicate: bool
+) -> tuple[ErrorCode, str] | None:
+    """The first check ``call`` fails, in the order the codes are documented; None if none."""
+    if duplicate:
+        return ErrorCode.DUPLICATE_CALL_ID, f"call id {call.id!r} repeated"
+    if call.name not in checks.registered:
+        return ErrorCode.TOOL_NOT_FOUND, f"no tool named {call.name!r}"
+    if call.name not in checks.visible:
+        return ErrorCode.TOOL_NOT_ALLOWED, f"tool {call.name!r} is not available"
+    if call.args_bytes > checks.max_args_bytes:
+        return ErrorCode.ARGUMENTS_TOO_LARGE, too_large_message(call, checks.max_args_bytes)
+    if not call.args_valid_json:
+        return (
+            ErrorCode.INVALID_JSON,
+            "arguments are not a JSON object; send arguments as a JSON object",
+        )
+    return None
+
+
+def run_or_reuse(
+    call: ToolCallSummary, seq: int, guard_repeats: bool, seen_calls: dict[str, int]
+) -> CallDecision:
+    """Execute, or reuse the recorded result of an identical call executed earlier."""
+    key = call_key(call.name, call.args_sha256)
+    if guard_repeats and key in seen_calls:
+        return CallDecision(call=call, action="reuse", result_seq=seq, reuse_seq=seen_calls[key])
+    return CallDecision(call=call, action="execute", result_seq=seq)

@@ -7,7 +7,8 @@ config stays the single source of truth and every value is visible in it::
     runtime = apply(for_model("openrouter", "z-ai/glm-4.7"), {"max_turns": 8})
 
 Composition: transform lists and allow/deny lists are unioned in order, request
-overrides are merged, every other field takes the last value given.
+overrides are merged, recoveries are merged by name (``False`` turns one off; see
+:func:`recoveries`), every other field takes the last value given.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ LIST_FIELDS = frozenset(
         "tool_denylist",
     }
 )
-DICT_FIELDS = frozenset({"request_overrides", "router"})
+DICT_FIELDS = frozenset({"request_overrides", "router", "retries", "history"})
+RECOVERIES = "recoveries"
 OPENAI_SHAPE_NORMALIZATION: Update = {
     "response_transforms": list(OPENAI_SHAPE.response_transforms),
     "tool_call_transforms": list(OPENAI_SHAPE.tool_call_transforms),
@@ -46,13 +48,41 @@ def compose(*updates: Update) -> Update:
     for update in updates:
         for key, value in update.items():
             before = merged.get(key)
-            if key in LIST_FIELDS and isinstance(before, list) and isinstance(value, list):
+            if key == RECOVERIES:
+                merged[key] = _merge_recoveries(before, value)
+            elif key in LIST_FIELDS and isinstance(before, list) and isinstance(value, list):
                 merged[key] = list(dict.fromkeys([*before, *value]))
             elif key in DICT_FIELDS and isinstance(before, dict) and isinstance(value, dict):
                 merged[key] = {**before, **value}
             else:
                 merged[key] = value
     return merged
+
+
+def _by_name(value: JsonValue) -> dict[str, JsonValue]:
+    if isinstance(value, list):
+        return {str(name): {} for name in value}
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _merge_recoveries(before: JsonValue, value: JsonValue) -> JsonValue:
+    merged = _by_name(before)
+    for name, settings in _by_name(value).items():
+        earlier = merged.get(name)
+        if isinstance(earlier, dict) and isinstance(settings, dict):
+            merged[name] = {**earlier, **settings}
+        else:
+            merged[name] = settings
+    return merged
+
+
+def recoveries(*names: str) -> Update:
+    """Turn on the named recoveries (core/recoveries), each with its default settings."""
+    return {RECOVERIES: {name: {} for name in names}}
+
+
+def without_recoveries(*names: str) -> Update:
+    return {RECOVERIES: {name: False for name in names}}
 
 
 def apply(*updates: Update, base: RuntimeConfig | None = None) -> RuntimeConfig:
@@ -70,9 +100,7 @@ def default_tool_calling() -> Update:
         "tool_use_mode": "relaxed",
         "tool_failure_policy": "fatal",
         "tool_choice": "auto",
-        "fix_empty_final": True,
-        "fix_empty_final_disable_tools": True,
-        "repeated_call_guard": True,
+        RECOVERIES: {"fix_empty_final": {"disable_tools": True}, "repeated_call_guard": {}},
     }
 
 
@@ -102,7 +130,8 @@ def openai_compatible_reliability() -> Update:
     recovery, shape normalisation."""
     return compose(
         OPENAI_SHAPE_NORMALIZATION,
-        {"parallel_tool_calls": False, "max_tool_calls_per_turn": 1, "fix_empty_final": True},
+        {"parallel_tool_calls": False, "max_tool_calls_per_turn": 1},
+        recoveries("fix_empty_final"),
     )
 
 
@@ -126,54 +155,11 @@ def ignore_implicit_arguments() -> Update:
     return {"ignore_implicit_arguments": True}
 
 
-def retry_after_tool_error() -> Update:
-    """Send a model that answers over a failed call back to fix it, up to twice per message
-    (one error often hides the next: a stale version, then a missing path)."""
-    return {"retry_after_tool_error": 2}
-
-
-def finalize_text_call_reply() -> Update:
-    """A final reply that is only a tool call written as text gets one request without
-    tools quoting the recorded results, asking for a plain answer (else REPLY_NOT_AN_ANSWER)."""
-    return {"finalize_text_call_reply": True}
-
-
-def finalize_after_repeat() -> Update:
-    """A repeat answered by the repeated-call guard is followed at once by the finalization
-    request (recorded results quoted, no tools), saving the turn in which a small model
-    writes the repeated call as text."""
-    return {"finalize_after_repeat": True}
-
-
-def call_referred_tool() -> Update:
-    """A final reply telling the user to use a tool the model did not call is sent back
-    once, asking for that call."""
-    return {"call_referred_tool": True}
-
-
-def call_requested_tool() -> Update:
-    """A final reply that comes before a tool the person's message names was called is sent
-    back once per such tool, asking for that call."""
-    return {"call_requested_tool": True}
-
-
 def router_json_mode() -> Update:
     """The router pipeline's router and executor ask for JSON (``response_format``
     ``json_object``, which llama.cpp enforces with a grammar): on the local Qwen the
     routing benchmark's JSON validity goes from 98.9% to 100% at the same accuracy."""
     return {"router": {"json_mode": True}}
-
-
-def shorten_oversized_arguments() -> Update:
-    """A call refused with ARGUMENTS_TOO_LARGE is re-issued once with its longest value
-    shortened by one focused request (no tools)."""
-    return {"shorten_oversized_arguments": True}
-
-
-def repair_invalid_arguments() -> Update:
-    """A call that failed with INVALID_ARGS / INVALID_JSON is re-issued once with arguments
-    repaired by one focused request (schema + error, JSON only, no tools)."""
-    return {"repair_invalid_arguments": True}
 
 
 def deepseek_openrouter_compat() -> Update:
@@ -204,14 +190,7 @@ WORKAROUNDS: dict[str, Callable[[], Update]] = {
     "json_tool_call_fallback": json_tool_call_fallback,
     "hide_implicit_arguments": hide_implicit_arguments,
     "ignore_implicit_arguments": ignore_implicit_arguments,
-    "retry_after_tool_error": retry_after_tool_error,
-    "finalize_text_call_reply": finalize_text_call_reply,
-    "finalize_after_repeat": finalize_after_repeat,
-    "call_referred_tool": call_referred_tool,
-    "call_requested_tool": call_requested_tool,
     "router_json_mode": router_json_mode,
-    "shorten_oversized_arguments": shorten_oversized_arguments,
-    "repair_invalid_arguments": repair_invalid_arguments,
     "deepseek_openrouter_compat": deepseek_openrouter_compat,
     "gemini_openrouter_compat": gemini_openrouter_compat,
     "tool_use_disabled": tool_use_disabled,
@@ -219,15 +198,18 @@ WORKAROUNDS: dict[str, Callable[[], Update]] = {
 
 
 def for_model(provider: str, model: str, *, workarounds: bool = True) -> Update:
-    """Defaults + provider defaults + the catalog's workarounds and sampling profile.
+    """Defaults + provider defaults + the catalog's workarounds, recoveries and sampling
+    profile.
 
     ``workarounds=False`` gives the baseline (provider defaults only), to measure how
-    much the model-specific workarounds matter. Unknown models get the baseline.
+    much the model-specific workarounds and recoveries matter. Unknown models get the
+    baseline.
     """
     parts = [default_tool_calling(), provider_defaults(provider)]
     entry = catalog.lookup(provider, model)
     if entry is not None and workarounds:
         parts.extend(WORKAROUNDS[name]() for name in entry.workarounds)
+        parts.append(recoveries(*entry.recoveries))
     if entry is not None and entry.sampling is not None:
         parts.append(sampling(entry.sampling))
     return compose(*parts)

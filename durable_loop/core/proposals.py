@@ -110,8 +110,9 @@ class RefusedDecision(BaseModel):
     refused_at: datetime
 
 
-AuditOp = Literal["confirm", "edit", "reject", "expire", "refused", "allow"]
-"""``allow``: a standing approval of a tool was set (approve and remember)."""
+AuditOp = Literal["confirm", "edit", "reject", "expire", "refused", "allow", "withdraw"]
+"""``allow``: a standing approval of a tool was set (approve and remember); ``withdraw``:
+one was withdrawn."""
 
 
 class DecisionAudit(BaseModel):

@@ -4,15 +4,23 @@ Small models, once tools are withdrawn (or after the repeated-call guard answere
 repeat), often write the call they would have made instead of answering:
 ``{"name": "calculate", "arguments": {...}}``, the same in a fence or ``<tool_call>``
 tags, or ``calculate("37 * 43")``. Such text must never reach the user as a completed
-reply. These checks are pure; the loop decides what to do (see ``workflows/reply_guard``).
+reply. These checks are pure; :func:`answer_check` is the one the loop runs on every
+untyped final reply (see ``workflows/reply_guard``), with ``patched`` its
+``workflow.patched``: each check arrived behind its own patch.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
+from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.transforms.text_calls import TextCall, parse_json_calls, parse_tagged_calls
+
+TEXT_CALL_PATCH_ID = "reply-not-a-text-call"
+NO_WORDS_PATCH_ID = "reply-without-words"
+CUT_OFF_PATCH_ID = "reply-cut-off-call"
 
 LEFTOVER = re.compile(r"^[\s`.;:,]*$")
 """What may surround a text call for the reply to count as nothing but that call."""
@@ -145,3 +153,32 @@ def not_an_answer_message(call: TextCall, recovered: bool) -> str:
         "after the tools were withdrawn the recovery finalize_text_call_reply asks once more "
         "for an answer"
     )
+
+
+def answer_check(
+    text: str | None,
+    registered: set[str] | frozenset[str],
+    patched: Callable[[str], bool],
+    *,
+    recovered: bool,
+) -> tuple[CodedError | None, bool]:
+    """(REPLY_NOT_AN_ANSWER when ``text`` is no answer, whether it is plain text).
+
+    Plain text (no call written as text) may still be judged by the ``answer`` recoveries;
+    a text call on a run from before ``reply-not-a-text-call`` is neither. ``recovered``:
+    the finalization request was already sent (the message says so)."""
+    call = text_call_of(text, set(registered))
+    if call is None and has_no_words(text) and patched(NO_WORDS_PATCH_ID):
+        return _not_an_answer(no_words_message(text or "", recovered)), False
+    cut = None if call is not None else cut_off_call_of(text, set(registered))
+    if cut is not None and patched(CUT_OFF_PATCH_ID):
+        return _not_an_answer(cut_off_call_message(cut, recovered)), False
+    if call is None:
+        return None, True
+    if not patched(TEXT_CALL_PATCH_ID):
+        return None, False
+    return _not_an_answer(not_an_answer_message(call, recovered)), False
+
+
+def _not_an_answer(message: str) -> CodedError:
+    return CodedError(code=ErrorCode.REPLY_NOT_AN_ANSWER, message=message)

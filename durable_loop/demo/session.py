@@ -41,9 +41,7 @@ DEMO_OVERRIDES: presets.Update = {
     # The generic guards that end a small model's loops: a repeated identical call gets its
     # recorded result and tools are left out of the next request; an empty reply after tool
     # results gets one request for the final answer, without tools.
-    "repeated_call_guard": True,
-    "fix_empty_final": True,
-    "fix_empty_final_disable_tools": True,
+    "recoveries": {"repeated_call_guard": {}, "fix_empty_final": {"disable_tools": True}},
     "max_turns": 8,
     "tool_timeout_s": 10.0,
     # Fewer prompt tokens per tool result: a CPU model reads about 35 tokens/s.

@@ -1,8 +1,9 @@
 """Scripted model behaviours for offline evals: each turns a scenario's ideal trajectory
 into OpenAI-compatible replies with one realistic quirk, served by :class:`ScriptedLLM`.
 
-``fixed_by`` names the transform/preset that should turn the behaviour's failures into
-passes, ``broken_under`` the runtime update under which it fails (see docs/evals.md).
+``fixed_by`` names the transform, preset or recovery (core/recoveries) that should turn
+the behaviour's failures into passes, ``broken_under`` the runtime update under which it
+fails (see docs/evals.md).
 """
 
 from __future__ import annotations
@@ -342,16 +343,16 @@ BEHAVIOURS: dict[str, Behaviour] = {
             "empty_finals",
             twist=empty_finals,
             fixed_by="fix_empty_final",
-            fix={"fix_empty_final": True},
-            broken_under={"fix_empty_final": False},
+            fix=presets.recoveries("fix_empty_final"),
+            broken_under=presets.without_recoveries("fix_empty_final"),
             description="an empty final reply after tool results",
         ),
         Behaviour(
             "repeats_after_result",
             twist=repeats_after_result,
             fixed_by="repeated_call_guard",
-            fix={"repeated_call_guard": True},
-            broken_under={"repeated_call_guard": False, "max_turns": 6},
+            fix=presets.recoveries("repeated_call_guard"),
+            broken_under={**presets.without_recoveries("repeated_call_guard"), "max_turns": 6},
             description="calls the same tool again after its result while tools are sent",
         ),
         Behaviour(
@@ -366,29 +367,29 @@ BEHAVIOURS: dict[str, Behaviour] = {
             "gives_up_after_errors",
             twist=gives_up_after_errors,
             fixed_by="retry_after_tool_error",
-            fix=presets.retry_after_tool_error(),
+            fix=presets.recoveries("retry_after_tool_error"),
             description="answers as if done right after a failed call (like local Qwen2.5-Coder)",
         ),
         Behaviour(
             "invalid_json_first",
             twist=invalid_json_first,
-            fixed_by="output_retries",
-            fix={"output_retries": 2},
-            broken_under={"output_retries": 0},
+            fixed_by="correct_typed_answer",
+            fix=presets.recoveries("correct_typed_answer"),
+            broken_under=presets.without_recoveries("correct_typed_answer"),
             description="asked for a typed answer, first answers with prose around the JSON",
         ),
         Behaviour(
             "ignores_size_errors",
             twist=ignores_size_errors,
             fixed_by="shorten_oversized_arguments",
-            fix=presets.shorten_oversized_arguments(),
+            fix=presets.recoveries("shorten_oversized_arguments"),
             description="resends oversized arguments after ARGUMENTS_TOO_LARGE",
         ),
         Behaviour(
             "writes_call_after_repeat",
             twist=repeats_then_writes_the_call,
             fixed_by="finalize_text_call_reply",
-            fix=presets.finalize_text_call_reply(),
+            fix=presets.recoveries("finalize_text_call_reply"),
             description="repeats a call after its result, then writes it as JSON text once "
             "tools are withdrawn (local Qwen2.5-Coder, issue 18)",
         ),
@@ -396,7 +397,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
             "names_the_tool",
             twist=names_the_tool,
             fixed_by="call_referred_tool",
-            fix=presets.call_referred_tool(),
+            fix=presets.recoveries("call_referred_tool"),
             description='tells the person "you can use the `note_list` function" instead '
             "of calling it (local Qwen2.5-Coder, issue 18)",
         ),
@@ -404,7 +405,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
             "stops_after_first_call",
             twist=stops_after_first_call,
             fixed_by="call_requested_tool",
-            fix=presets.call_requested_tool(),
+            fix=presets.recoveries("call_requested_tool"),
             description='answers "Done." after one successful call while a second tool the '
             "request names is still uncalled (local Qwen2.5-Coder, issue 18)",
         ),
@@ -412,7 +413,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
             "refuses_after_invalid_args",
             twist=refuses_after_invalid_args,
             fixed_by="repair_invalid_arguments",
-            fix=presets.repair_invalid_arguments(),
+            fix=presets.recoveries("repair_invalid_arguments"),
             description="reads INVALID_ARGS and refuses (\"I'm sorry, but I can't assist "
             'with that.")',
         ),

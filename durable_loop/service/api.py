@@ -10,6 +10,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Query, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
+from pydantic import JsonValue
 from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 
 from durable_loop.client.trace.arguments import ARGS_CHARS
@@ -18,11 +19,18 @@ from durable_loop.client.trace.models import Trace
 from durable_loop.client.trace.replies import REPLY_CHARS
 from durable_loop.client.workspace import AUDIT_ROWS, WorkspaceView
 from durable_loop.core import names
-from durable_loop.core.approvals import ToolApprovalList, ToolCallDecided, ToolCallDecision
+from durable_loop.core.approvals import (
+    InDoubtAnswer,
+    Remember,
+    ToolApprovalList,
+    ToolCallDecided,
+    ToolCallDecision,
+    ToolPolicy,
+)
 from durable_loop.core.budget import BudgetChange, BudgetChangeResult
 from durable_loop.core.contracts import RunResult, SessionStatus
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.proposals import STORED_VERDICTS, DecisionResult, ProposalList
+from durable_loop.core.proposals import STORED_VERDICTS, DecisionResult, ProposalList, Verdict
 from durable_loop.core.session_ids import SESSION_ID_RULE, SessionIdText
 from durable_loop.service.auth import require_identity
 from durable_loop.service.deps import ServiceDeps, deps_of
@@ -30,6 +38,7 @@ from durable_loop.service.errors import ApiError, ErrorBody, ErrorDetail, refusa
 from durable_loop.service.models import (
     IDEMPOTENCY_KEY_PATTERN,
     Accepted,
+    AnswerToolCall,
     CancelMessage,
     CloseSession,
     Decide,
@@ -39,6 +48,7 @@ from durable_loop.service.models import (
     SessionStarted,
     SetBudget,
     StartSession,
+    WithdrawPolicy,
 )
 from durable_loop.service.unbound_decisions import require_fingerprint
 
@@ -55,6 +65,7 @@ router = APIRouter(
 Identity = Annotated[str, Depends(require_identity)]
 SessionId = Annotated[SessionIdText, Path(description=f"A session id: {SESSION_ID_RULE}")]
 ProposalId = Annotated[str, Path(min_length=1, max_length=200)]
+CallId = Annotated[str, Path(min_length=1, max_length=200)]
 
 
 IdempotencyKey = Annotated[
@@ -315,7 +326,7 @@ async def session_tool_calls(session_id: SessionId, deps: Deps) -> ToolApprovalL
 @router.post("/sessions/{session_id}/tool-calls/{call_id}/decision", tags=["decisions"])
 async def decide_tool_call(
     session_id: SessionId,
-    call_id: Annotated[str, Path(min_length=1, max_length=200)],
+    call_id: CallId,
     body: DecideToolCall,
     deps: Deps,
     identity: Identity,
@@ -326,38 +337,112 @@ async def decide_tool_call(
     tool's schema or size limit) come from the workflow, which audits each of them.
     Without ``fingerprint``: 428 FINGERPRINT_REQUIRED, as for proposals (a service with
     ``--allow-unbound-decisions`` binds the decision to the call pending now)."""
+    return await _decide_call(
+        session_id,
+        call_id,
+        deps,
+        identity,
+        STORED_VERDICTS[body.verdict],
+        fingerprint=body.fingerprint,
+        comment=body.comment,
+        arguments=body.arguments,
+        remember=body.remember,
+    )
+
+
+@router.post("/sessions/{session_id}/tool-calls/{call_id}/answer", tags=["decisions"])
+async def answer_tool_call(
+    session_id: SessionId,
+    call_id: CallId,
+    body: AnswerToolCall,
+    deps: Deps,
+    identity: Identity,
+) -> ToolCallDecided:
+    """Settle a call in doubt: ``happened`` (``result`` becomes the call's result),
+    ``run_again`` (it runs once more) or ``give_up`` (the model reads it did not run),
+    bound to the ``fingerprint`` the person saw; the token's identity answers. Refused and
+    audited by the workflow like a decision (an approval on a call in doubt, or an answer
+    on a call awaiting approval: INVALID_DECISION)."""
+    return await _decide_call(
+        session_id,
+        call_id,
+        deps,
+        identity,
+        body.answer,
+        fingerprint=body.fingerprint,
+        comment=body.comment,
+        result=body.result,
+    )
+
+
+async def _decide_call(
+    session_id: str,
+    call_id: str,
+    deps: ServiceDeps,
+    identity: str,
+    verdict: Verdict | InDoubtAnswer,
+    *,
+    fingerprint: str | None,
+    comment: str | None,
+    arguments: dict[str, JsonValue] | None = None,
+    remember: Remember | None = None,
+    result: str | None = None,
+) -> ToolCallDecided:
+    """Send a decision on a held call as the token's identity, bound to ``fingerprint``
+    (unbound only where the service allows it: the call pending now)."""
     deps.directory.remember(session_id)
     await require_fingerprint(
-        body.fingerprint,
+        fingerprint,
         deps,
         session_id=session_id,
         approver=identity,
         target="tool",
         decided_on=call_id,
-        comment=body.comment,
+        comment=comment,
     )
-    if body.fingerprint is None:
+    if fingerprint is None:
         decision = await deps.sessions.tool_calls.decision_for(
             session_id,
             call_id,
-            STORED_VERDICTS[body.verdict],
+            verdict,
             identity,
-            comment=body.comment,
-            arguments=body.arguments,
-            remember=body.remember,
+            comment=comment,
+            arguments=arguments,
+            remember=remember,
+            result=result,
         )
     else:
         decision = ToolCallDecision(
             call_id=call_id,
-            verdict=body.verdict,
+            verdict=verdict,
             approver=identity,
-            fingerprint=body.fingerprint,
-            comment=body.comment,
-            arguments=body.arguments,
+            fingerprint=fingerprint,
+            comment=comment,
+            arguments=arguments,
             session_id=session_id,
-            remember=body.remember,
+            remember=remember,
+            result=result,
         )
     return await deps.sessions.decide_tool_call(session_id, decision)
+
+
+@router.post("/sessions/{session_id}/tool-policies/{call_id}/withdraw", tags=["decisions"])
+async def withdraw_tool_policy(
+    session_id: SessionId,
+    call_id: CallId,
+    body: WithdrawPolicy,
+    deps: Deps,
+    identity: Identity,
+) -> ToolPolicy:
+    """Withdraw the standing approval set when ``call_id`` was approved with ``remember``
+    (the listing's ``policies``): later calls of its tool wait for a person again. The
+    token's identity withdraws it (it must be allowed to decide the tool's calls); the
+    workflow audits the withdrawal, and a refusal (no such standing approval: 404
+    UNKNOWN_TOOL_CALL)."""
+    deps.directory.remember(session_id)
+    return await deps.sessions.tool_calls.withdraw_policy(
+        session_id, call_id, identity, comment=body.comment
+    )
 
 
 @router.get("/sessions/{session_id}/trace", tags=["trace"])

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from durable_loop.core.approvals import PendingToolCall, Remember
+from durable_loop.core.approvals import InDoubtAnswer, PendingToolCall, Remember
 from durable_loop.core.config import SessionSettings
 from durable_loop.core.proposals import DecisionResult, PendingProposal, VerdictInput
 from durable_loop.core.session_ids import SESSION_ID_RULE, SessionIdText
@@ -113,6 +113,31 @@ class DecideToolCall(BaseModel):
         "for_s seconds, or the rest of the session; only those matching the JSON Schema "
         "condition), and calls already waiting that it allows run now",
     )
+
+
+class AnswerToolCall(BaseModel):
+    """A person's answer on a call in doubt (an attempt stopped inside a tool that must not
+    run twice blindly)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: InDoubtAnswer = Field(
+        description="happened (its effect took place: result is what the model reads), "
+        "run_again (run it once more) or give_up (the model reads that it did not run)"
+    )
+    fingerprint: str | None = Field(
+        default=None,
+        description="The fingerprint of the call in doubt the person saw (required unless the "
+        "service allows unbound decisions: 428 FINGERPRINT_REQUIRED)",
+    )
+    result: str | None = Field(default=None, max_length=4_000, description="With happened")
+    comment: str | None = Field(default=None, max_length=2_000)
+
+
+class WithdrawPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    comment: str | None = Field(default=None, max_length=2_000)
 
 
 class CloseSession(BaseModel):

@@ -32,7 +32,7 @@ from durable_loop.client.proposals import ProposalNotPending
 from durable_loop.client.tool_approvals import ToolCallNotPending
 from durable_loop.client.workspace import AUDIT_ROWS, document_rows
 from durable_loop.client.workspace_decisions import decision_lines
-from durable_loop.core.approvals import Remember, ToolCallDecided, ToolCallDecision
+from durable_loop.core.approvals import InDoubtAnswer, Remember, ToolCallDecided, ToolCallDecision
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.proposals import DecisionResult, VerdictInput, decided_word
 from durable_loop.core.visible_text import visible, visible_json
@@ -227,6 +227,40 @@ async def decide_tool_call(
         return _back(error=api.code, message=api.message)
     except ValueError as err:
         return _back(error=ErrorCode.INVALID_JSON, message=f"the arguments are not JSON: {err}")
+    return _back(session=session_id, call=call_id)
+
+
+@router.post("/ui/tool-call-answer")
+async def answer_tool_call(
+    request: Request,
+    session_id: Annotated[str, Form()],
+    call_id: Annotated[str, Form()],
+    fingerprint: Annotated[str, Form()],
+    answer: Annotated[InDoubtAnswer, Form()],
+    result: Annotated[str, Form()] = "",
+    comment: Annotated[str, Form()] = "",
+) -> Response:
+    """Settle a call in doubt: happened (with the result the model reads), run_again or
+    give_up, bound to the fingerprint shown."""
+    identity = page_identity(request)
+    if identity is None:
+        return templates.TemplateResponse(request, "login.html", {"failed": False}, 401)
+    deps = deps_of(request)
+    deps.directory.remember(session_id)
+    decision = ToolCallDecision(
+        call_id=call_id,
+        verdict=answer,
+        approver=identity,
+        fingerprint=fingerprint,
+        comment=comment.strip()[:2_000] or None,
+        session_id=session_id,
+        result=(result.strip()[:4_000] or None) if answer == "happened" else None,
+    )
+    try:
+        await deps.sessions.decide_tool_call(session_id, decision)
+    except (WorkflowUpdateFailedError, RPCError) as err:
+        api = _api_error(err, session_id)
+        return _back(error=api.code, message=api.message)
     return _back(session=session_id, call=call_id)
 
 

@@ -16,8 +16,11 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from durable_loop.workflows.registered import WORKFLOWS
+
+RESTRICTIONS = SandboxRestrictions.default.with_passthrough_modules("durable_loop.core.recoveries")
 
 
 async def replay_failures(
@@ -31,7 +34,9 @@ async def replay_failures(
 
     Deliberately under the SDK's default sandbox, not the worker plugin's: here every
     module of ``durable_loop.workflows`` is imported and restricted per run, the check that
-    the workers' passthrough (:mod:`durable_loop.worker.sandbox`) relies on."""
+    the workers' passthrough (:mod:`durable_loop.worker.sandbox`) relies on. Only the
+    recoveries registry is passed through: an application registers its own recoveries
+    once per process (core/recoveries/registry)."""
     listed = list(histories)
     if not listed:
         return {}
@@ -40,7 +45,11 @@ async def replay_failures(
         for history in listed:
             yield history
 
-    replayer = Replayer(workflows=list(workflows), data_converter=data_converter)
+    replayer = Replayer(
+        workflows=list(workflows),
+        data_converter=data_converter,
+        workflow_runner=SandboxedWorkflowRunner(restrictions=RESTRICTIONS),
+    )
     results = await replayer.replay_workflows(produce(), raise_on_replay_failure=False)
     return {
         run_id: f"{type(err).__name__}: {err}" for run_id, err in results.replay_failures.items()

@@ -12,9 +12,12 @@ with workflow.unsafe.imports_passed_through():
         QUERY_TOOL_APPROVALS,
         SIGNAL_TOOL_CALL_DECISION,
         UPDATE_DECIDE_TOOL_CALL,
+        UPDATE_WITHDRAW_TOOL_POLICY,
         ToolApprovalList,
         ToolCallDecided,
         ToolCallDecision,
+        ToolPolicy,
+        WithdrawToolPolicy,
     )
 
 from durable_loop.workflows.approvals import ApprovalBook
@@ -75,6 +78,17 @@ class ApprovalHandlers:
                 await self._approvals.record_refusal(decision, err)
                 raise
         return await self._approvals.decide(decision)
+
+    @workflow.update(name=UPDATE_WITHDRAW_TOOL_POLICY)
+    async def withdraw_tool_policy(self, request: WithdrawToolPolicy) -> ToolPolicy:
+        """Withdraw a standing approval of this session (not its sub-agents': a standing
+        approval never reaches them). A refusal is audited, as a decision's is."""
+        try:
+            self._approvals.check_withdrawal(request)
+        except ApplicationError as err:
+            await self._approvals.record_withdrawal_refusal(request, err)
+            raise
+        return await self._approvals.withdraw(request)
 
     @decide_tool_call.validator
     def _validate_tool_call_decision(self, decision: ToolCallDecision) -> None:

@@ -5,13 +5,14 @@ from the store once, for the condition and for display), arms one durable expiry
 per call, checks decisions (the same checks and codes as fact proposals) and records each
 accepted decision, and each refused Signal, as an audit row. The message's loop parks
 while calls of it are held and resumes once all are decided (see ``tool_loop``).
+What it keeps and how a call is settled is :class:`~durable_loop.workflows.approval_records.
+ApprovalRecords`; calls in doubt follow :mod:`durable_loop.workflows.in_doubt_holds`.
 :class:`durable_loop.workflows.approval_handlers.ApprovalHandlers` exposes it as a
 Query, a Signal and an Update.
 """
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
@@ -21,55 +22,40 @@ with workflow.unsafe.imports_passed_through():
     from pydantic import JsonValue
 
 with workflow.unsafe.imports_passed_through():
+    from durable_loop.core.activity_contracts import ToolRunOutput
     from durable_loop.core.activity_refs import READ_TOOL_CALLS_REF
     from durable_loop.core.approvals import (
+        PATCH_IN_DOUBT,
         PATCH_TOOL_APPROVALS,
-        ApprovalBookState,
         PendingToolCall,
         ReadToolCallsInput,
+        ReadToolCallsOutput,
         Remember,
-        ToolApprovalList,
         ToolCallDecided,
         ToolCallDecision,
-        ToolCallStatus,
         ToolPolicy,
+        WithdrawToolPolicy,
         allowed_approvers,
-        audit_op,
         edit_problem,
-        edited_fields,
         gated_by_name,
         hold_fingerprint,
         needs_approval,
         policy_allowing,
         remember_problem,
         standing_policy,
-        tool_call_fingerprint,
         with_policy,
     )
-    from durable_loop.core.config import SessionSettings
-    from durable_loop.core.decider_rules import refused_comment
     from durable_loop.core.errors import CodedError, ErrorCode
     from durable_loop.core.guards import CallDecision
-    from durable_loop.core.proposals import AuditOp, DecisionAudit
     from durable_loop.core.schema_coercion import coerce_to_schema
-    from durable_loop.core.tools import ToolSpec
 
 from durable_loop.workflows.activity_calls import run_local_activity
-from durable_loop.workflows.proposals import (
-    DECIDED_KEPT,
-    DECISION_RULES_PATCH,
-    EXPIRY_ACTOR,
-    REFUSED_KEPT,
-    check_decider,
-    record_decision,
-    refused_decision,
-)
-from durable_loop.workflows.refusals import refusal_scope, refuse
+from durable_loop.workflows.approval_records import ApprovalRecords
+from durable_loop.workflows.in_doubt_holds import answer_checked, decided_status
+from durable_loop.workflows.proposals import DECISION_RULES_PATCH, check_decider
+from durable_loop.workflows.refusals import refuse
 
-CLOSE_ACTOR = "system:close"
-CANCEL_ACTOR = "system:cancel"
 KEEP_PATCH = "keep-held-decisions"
-"""Settles, as rejected, the held calls of a message cancelled while parked."""
 
 
 def refuse_unheld(decision: CallDecision, why: str) -> None:
@@ -81,49 +67,16 @@ def refuse_unheld(decision: CallDecision, why: str) -> None:
     )
 
 
-class ApprovalBook:
-    def __init__(self, session_id: str, settings: SessionSettings, state: ApprovalBookState):
-        self.session_id = session_id
-        self.settings = settings.approvals
-        self.workspace_id = settings.workspace.workspace_id or session_id
-        self.max_args_bytes = settings.runtime.max_tool_args_bytes
-        self.pending = {p.call_id: p for p in state.pending}
-        self.decided = {d.call_id: d for d in state.decided}
-        self.refused = list(state.refused)
-        self.policies = list(state.policies)
-        """Standing approvals (approve and remember); only a ``decision-rules`` run sets any."""
-        self.specs: dict[str, ToolSpec] = {}
-        """The tool catalog, set once the session loaded it (edits are checked against it)."""
-        self._timers: dict[str, asyncio.Task[None]] = {}
-        self.unread: set[str] = set()
-        """Held calls whose parked message has not resumed yet: their decisions are never
-        evicted (``keep-held-decisions`` patch). The session fills it from its parked
-        message after a continue-as-new."""
-        self.keeps_held = False
-        self.strict = False
-        """The ``decision-rules`` patch (set per run by :meth:`start`): decisions bound to
-        the hold, the deadline in event order, checked names, coerced edits, audited
-        refused Updates."""
-
+class ApprovalBook(ApprovalRecords):
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Arm the expiry timers of calls carried over from the previous run."""
         self.keeps_held = workflow.patched(KEEP_PATCH)
         self.strict = workflow.patched(DECISION_RULES_PATCH)
+        self.settles_doubt = workflow.patched(PATCH_IN_DOUBT)
         for call_id in self.pending:
             self._arm(call_id)
-
-    def state(self) -> ApprovalBookState:
-        return ApprovalBookState(
-            pending=list(self.pending.values()),
-            decided=list(self.decided.values()),
-            refused=list(self.refused),
-            policies=list(self.policies),
-        )
-
-    def listing(self) -> ToolApprovalList:
-        return ToolApprovalList(**self.state().model_dump())
 
     # ------------------------------------------------------------------ holding calls
 
@@ -134,15 +87,7 @@ class ApprovalBook:
         candidates = self.gated(decisions)
         if not candidates or not workflow.patched(PATCH_TOOL_APPROVALS):
             return []
-        read = await run_local_activity(
-            READ_TOOL_CALLS_REF,
-            ReadToolCallsInput(
-                session_id=self.session_id,
-                assistant_seq=assistant_seq,
-                call_indexes=[d.call.index for d in candidates],
-            ),
-            start_to_close_timeout=timedelta(seconds=30),
-        )
+        read = await self._read(candidates, assistant_seq)
         now = workflow.now()
         held: list[PendingToolCall] = []
         unreadable: list[CallDecision] = []
@@ -158,31 +103,79 @@ class ApprovalBook:
             if policy is not None:
                 await self._audit_by_policy(policy, decision, turn, stored.fingerprint)
                 continue
-            pending = PendingToolCall(
-                call_id=call.id,
-                tool=call.name,
-                arguments=arguments,
-                fingerprint=stored.fingerprint,
-                args_sha256=call.args_sha256,
-                session_id=self.session_id,
-                message_id=message_id,
-                turn=turn,
-                assistant_seq=assistant_seq,
-                call_index=call.index,
-                result_seq=decision.result_seq,
-                created_at=now,
-                expires_at=now + timedelta(seconds=self.settings.ttl_s),
-            )
+            pending = self._pending(decision, arguments, message_id, turn, assistant_seq)
+            pending.fingerprint = stored.fingerprint
             if self.strict:
                 pending.fingerprint = hold_fingerprint(pending, stored.fingerprint)
-            self.decided.pop(call.id, None)  # a call id the model used before
-            self.pending[call.id] = pending
-            self.unread.add(call.id)
-            self._arm(call.id)
-            held.append(pending)
+            held.append(self._keep(pending))
         for decision in unreadable:
             refuse_unheld(decision, "its arguments could not be read from the store")
         return held
+
+    async def hold_in_doubt(
+        self,
+        doubted: list[tuple[CallDecision, ToolRunOutput, int]],
+        *,
+        message_id: str,
+        turn: int,
+        assistant_seq: int,
+    ) -> list[PendingToolCall]:
+        """Hold calls in doubt (each with its tool output and the re-runs a person already
+        allowed) for a person's answer; no standing approval answers for them."""
+        read = await self._read([d for d, _, _ in doubted], assistant_seq)
+        held: list[PendingToolCall] = []
+        for (decision, output, reruns), stored in zip(doubted, read.calls, strict=True):
+            arguments = stored.arguments if stored.arguments is not None else {}
+            pending = self._pending(decision, arguments, message_id, turn, assistant_seq)
+            pending.kind, pending.doubt, pending.reruns = "in_doubt", output.preview, reruns
+            pending.fingerprint = hold_fingerprint(pending, stored.fingerprint)
+            held.append(self._keep(pending))
+        return held
+
+    async def _read(self, decisions: list[CallDecision], assistant_seq: int) -> ReadToolCallsOutput:
+        """The calls' arguments (and their fingerprints), read from the store once."""
+        return await run_local_activity(
+            READ_TOOL_CALLS_REF,
+            ReadToolCallsInput(
+                session_id=self.session_id,
+                assistant_seq=assistant_seq,
+                call_indexes=[d.call.index for d in decisions],
+            ),
+            start_to_close_timeout=timedelta(seconds=30),
+        )
+
+    def _pending(
+        self,
+        decision: CallDecision,
+        arguments: dict[str, JsonValue],
+        message_id: str,
+        turn: int,
+        assistant_seq: int,
+    ) -> PendingToolCall:
+        call, now = decision.call, workflow.now()
+        return PendingToolCall(
+            call_id=call.id,
+            tool=call.name,
+            arguments=arguments,
+            fingerprint="",
+            args_sha256=call.args_sha256,
+            session_id=self.session_id,
+            message_id=message_id,
+            turn=turn,
+            assistant_seq=assistant_seq,
+            call_index=call.index,
+            result_seq=decision.result_seq,
+            created_at=now,
+            expires_at=now + timedelta(seconds=self.settings.ttl_s),
+        )
+
+    def _keep(self, pending: PendingToolCall) -> PendingToolCall:
+        """Hold ``pending`` until a person decides or its timer fires."""
+        self.decided.pop(pending.call_id, None)  # a call id the model used before, its approval
+        self.pending[pending.call_id] = pending
+        self.unread.add(pending.call_id)
+        self._arm(pending.call_id)
+        return pending
 
     def gated(self, decisions: list[CallDecision]) -> list[CallDecision]:
         """The calls whose tool may need approval (a condition may still let them run)."""
@@ -191,24 +184,6 @@ class ApprovalBook:
             for d in decisions
             if d.call.name in self.specs and gated_by_name(self.specs[d.call.name], self.settings)
         ]
-
-    def all_decided(self, held: list[PendingToolCall]) -> bool:
-        return all(p.call_id not in self.pending for p in held)
-
-    def outcome(self, held: PendingToolCall) -> ToolCallDecided:
-        self.unread.discard(held.call_id)
-        done = self.decided.get(held.call_id)
-        if done is not None:
-            return done
-        return ToolCallDecided(  # evicted from the kept decisions: never ran, so say so
-            call_id=held.call_id,
-            tool=held.tool,
-            message_id=held.message_id,
-            status="expired",
-            decided_by=EXPIRY_ACTOR,
-            fingerprint=held.fingerprint,
-            decided_at=workflow.now(),
-        )
 
     # ------------------------------------------------------------------ decisions
 
@@ -233,17 +208,12 @@ class ApprovalBook:
             )
         if not self.strict and workflow.now() >= pending.expires_at:
             raise refuse(ErrorCode.EXPIRED, f"tool call {call_id} expired at {pending.expires_at}")
-        check_decider(decision.verdict, decision.approver, decision.comment, strict=self.strict)
+        verdict = answer_checked(pending, decision)
+        check_decider(verdict, decision.approver, decision.comment, strict=self.strict)
         remembered = remember_problem(decision) if self.strict else None
         if remembered is not None:
             raise refuse(ErrorCode.INVALID_DECISION, remembered)
-        allowed = allowed_approvers(pending.tool, self.settings)
-        if allowed is not None and decision.approver.strip() not in allowed:
-            raise refuse(
-                ErrorCode.APPROVER_NOT_ALLOWED,
-                f"{decision.approver.strip()!r} may not decide calls of {pending.tool!r}; "
-                f"the session allows {', '.join(map(repr, allowed)) or 'no one'}",
-            )
+        self._check_approver(pending.tool, decision.approver)
         if decision.fingerprint != pending.fingerprint:
             raise refuse(
                 ErrorCode.FINGERPRINT_MISMATCH,
@@ -261,6 +231,16 @@ class ApprovalBook:
         problem = edit_problem(spec, decision.arguments, self.max_args_bytes)
         if problem is not None:
             raise refuse(ErrorCode(problem.code), problem.message)
+
+    def _check_approver(self, tool: str, approver: str) -> None:
+        """Refuse a person the session's approver list does not allow for ``tool``."""
+        allowed = allowed_approvers(tool, self.settings)
+        if allowed is not None and approver.strip() not in allowed:
+            raise refuse(
+                ErrorCode.APPROVER_NOT_ALLOWED,
+                f"{approver.strip()!r} may not decide calls of {tool!r}; "
+                f"the session allows {', '.join(map(repr, allowed)) or 'no one'}",
+            )
 
     def edited(
         self, pending: PendingToolCall, decision: ToolCallDecision
@@ -282,10 +262,12 @@ class ApprovalBook:
                     type=ErrorCode.UNKNOWN_TOOL_CALL,
                 )
             return done
-        status: ToolCallStatus = "confirmed" if decision.verdict == "confirm" else "rejected"
+        status = decided_status(pending, decision.verdict)
         arguments = self.edited(pending, decision)
         approver = decision.approver.strip()
-        done = await self._settle(pending, status, approver, decision.comment, arguments)
+        done = await self._settle(
+            pending, status, approver, decision.comment, arguments, result=decision.result
+        )
         if self.strict and decision.remember is not None and status == "confirmed":
             await self._remember(pending, approver, decision.remember)
         return done
@@ -307,7 +289,10 @@ class ApprovalBook:
             f"{approved.result_seq}",
         )
         for waiting in list(self.pending.values()):
-            if policy_allowing([policy], waiting.tool, waiting.arguments, now) is not None:
+            if (
+                waiting.kind == "approval"
+                and policy_allowing([policy], waiting.tool, waiting.arguments, now) is not None
+            ):
                 note = f"allowed by {approver}'s standing approval (set on {approved.call_id})"
                 await self._settle(
                     waiting, "confirmed", approver, note, None, policy=approved.call_id
@@ -328,123 +313,41 @@ class ApprovalBook:
             key=f"tool-policy:{workflow.info().workflow_id}:{call_id}:{seq}",
         )
 
-    async def record_refusal(self, decision: ToolCallDecision, err: ApplicationError) -> None:
-        """A refused Signal (or, under ``decision-rules``, Update): visible in the Query and
-        the audit log."""
-        refused = refused_decision(decision.call_id, decision.approver, err)
-        self.refused.append(refused)
-        del self.refused[:-REFUSED_KEPT]
-        pending = self.pending.get(decision.call_id)
-        done = self.decided.get(decision.call_id)
-        tool = pending.tool if pending else done.tool if done and self.strict else ""
-        await self._audit(
-            "refused",
-            refused.approver,
-            call_id=decision.call_id,
-            tool=tool,
-            turn=pending.turn if pending else None,
-            comment=refused_comment(decision.comment),
-            value={"code": refused.error.code, "message": refused.error.message},
-            key=f"tool-refused:{refusal_scope()}:{workflow.uuid4()}",
-        )
+    # ------------------------------------------------------------------ standing approvals
 
-    async def close_held(self, held: list[PendingToolCall]) -> None:
-        """The session closes: calls still waiting expire, so their message can finish."""
-        for call in held:
-            pending = self.pending.get(call.call_id)
-            if pending is not None:
-                await self._settle(pending, "expired", CLOSE_ACTOR, "the session closed", None)
-
-    async def cancel_held(self, held: list[PendingToolCall], reason: str) -> None:
-        """Their message is cancelled: calls still waiting never run (TOOL_CALL_CANCELLED)."""
-        for call in held:
-            pending = self.pending.get(call.call_id)
-            if pending is not None:
-                await self._settle(pending, "rejected", CANCEL_ACTOR, reason or None, None)
-
-    def _arm(self, call_id: str) -> None:
-        self._timers[call_id] = asyncio.create_task(self._expire(call_id))
-
-    async def _expire(self, call_id: str) -> None:
-        pending = self.pending[call_id]
-        delay = (pending.expires_at - workflow.now()).total_seconds()
-        if delay > 0:
-            await workflow.sleep(delay, summary=f"tool call {call_id} expires")
-        if self.pending.get(call_id) is pending:
-            await self._settle(pending, "expired", EXPIRY_ACTOR, None, None)
-
-    async def _settle(
-        self,
-        pending: PendingToolCall,
-        status: ToolCallStatus,
-        actor: str,
-        comment: str | None,
-        arguments: dict[str, JsonValue] | None,
-        policy: str | None = None,
-    ) -> ToolCallDecided:
-        """``policy``: the call whose remembered approval settles this one."""
-        timer = self._timers.pop(pending.call_id, None)
-        if timer is not None and status != "expired":
-            timer.cancel()
-        edited = edited_fields(pending.arguments, arguments) if arguments is not None else []
-        result = ToolCallDecided(
-            call_id=pending.call_id,
-            tool=pending.tool,
-            message_id=pending.message_id,
-            status=status,
-            decided_by=actor,
-            fingerprint=pending.fingerprint,
-            comment=comment,
-            arguments=arguments if edited else None,
-            edited_fields=edited,
-            decided_at=workflow.now(),
-        )
-        self.pending.pop(pending.call_id, None)
-        self.decided[pending.call_id] = result
-        self._evict()
-        value: dict[str, JsonValue] = {"fingerprint": pending.fingerprint}
-        if self.strict:  # the hold's fingerprint names no arguments: keep theirs for readers
-            value["arguments_fingerprint"] = tool_call_fingerprint(pending.tool, pending.arguments)
-        if edited:
-            value |= {"edited_fields": list(edited), "arguments": arguments}
-        if policy is not None:
-            value["policy"] = policy
-        await self._audit(
-            audit_op(status, bool(edited)),
-            actor,
-            call_id=pending.call_id,
-            tool=pending.tool,
-            turn=pending.turn,
-            comment=comment,
-            value=value,
-            key=f"tool-decision:{workflow.info().workflow_id}:{pending.call_id}:"
-            f"{pending.result_seq}",
-        )
-        return result
-
-    def _evict(self) -> None:
-        """Keep ``DECIDED_KEPT`` decisions, and every one a parked message has yet to read:
-        an evicted decision would read as expired, and the approved call would not run."""
-        keep = self.unread if self.keeps_held else set()
-        evictable = [call_id for call_id in self.decided if call_id not in keep]
-        for call_id in evictable[: max(0, len(self.decided) - DECIDED_KEPT)]:
-            del self.decided[call_id]
-
-    async def _audit(
-        self, op: AuditOp, actor: str, *, call_id: str, tool: str, **fields: object
-    ) -> None:
-        await record_decision(
-            DecisionAudit.model_validate(
-                {
-                    "workspace_id": self.workspace_id,
-                    "session_id": self.session_id,
-                    "target": "tool",
-                    "call_id": call_id,
-                    "path": tool,
-                    "op": op,
-                    "actor": actor,
-                    "actor_kind": "system" if actor.startswith("system:") else "human",
-                    **fields,
-                }
+    def check_withdrawal(self, request: WithdrawToolPolicy) -> ToolPolicy:
+        """The standing approval ``request`` withdraws; a coded refusal when it cannot."""
+        if request.session_id is not None and request.session_id != self.session_id:
+            raise refuse(
+                ErrorCode.UNKNOWN_TOOL_CALL,
+                f"this is session {self.session_id}; the request names session "
+                f"{request.session_id}",
             )
+        check_decider("reject", request.withdrawn_by, request.comment, strict=True)
+        policy = next((p for p in self.policies if p.call_id == request.set_on), None)
+        if policy is None:
+            standing = ", ".join(f"{p.tool} (set on {p.call_id})" for p in self.policies)
+            raise refuse(
+                ErrorCode.UNKNOWN_TOOL_CALL,
+                f"no standing approval was set on call {request.set_on!r}; "
+                f"standing now: {standing or 'none'}",
+            )
+        self._check_approver(policy.tool, request.withdrawn_by)
+        return policy
+
+    async def withdraw(self, request: WithdrawToolPolicy) -> ToolPolicy:
+        """Withdraw a standing approval (checked by :meth:`check_withdrawal`), audited: later
+        calls of its tool wait for a person again; calls it already let run stay run."""
+        policy = self.check_withdrawal(request)
+        self.policies = [p for p in self.policies if p is not policy]
+        await self._audit(
+            "withdraw",
+            request.withdrawn_by.strip(),
+            call_id=policy.call_id,
+            tool=policy.tool,
+            comment=request.comment,
+            value=policy.model_dump(mode="json", exclude={"tool", "call_id"}),
+            key=f"tool-policy-withdrawn:{workflow.info().workflow_id}:{policy.call_id}:"
+            f"{policy.created_at.isoformat()}",
         )
+        return policy

@@ -47,7 +47,7 @@ class ArgumentRepairs:
         self.settings = settings
         self.specs = specs
         config = settings.runtime
-        self.enabled: set[RepairKind] = {k for k in REPAIRED_CODES if getattr(config, k)}
+        self.enabled: set[RepairKind] = {k for k in REPAIRED_CODES if config.uses(k)}
         self.used: set[RepairKind] = set()
 
     def due(

@@ -34,7 +34,7 @@ class SummaryState(Protocol):
 class ContextSummaries:
     def __init__(self, session_id: str, config: RuntimeConfig, state: SummaryState) -> None:
         self.session_id = session_id
-        self.enabled = config.summarize_dropped_context
+        self.enabled = config.history.summarize_dropped_context
         self.state = state
         self.failed_upto: int | None = None
 

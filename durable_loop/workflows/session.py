@@ -282,7 +282,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
 
     def _history_due(self) -> bool:
         info = workflow.info()
-        limit = self._settings.runtime.continue_as_new_after_events
+        limit = self._settings.runtime.history.continue_as_new_after_events
         return info.is_continue_as_new_suggested() or info.get_current_history_length() > limit
 
     def _carry(self, inp: SessionInput) -> SessionInput:

@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.guards import CallDecision, call_key, plan_turn
     from durable_loop.core.messages import Message, Usage
     from durable_loop.core.outcome import failure_text, judge_final, preview
+    from durable_loop.core.recoveries import Action
     from durable_loop.core.tools import ToolCatalog, visible_tool_names
 
 from durable_loop.workflows.activity_calls import (
@@ -47,14 +48,9 @@ from durable_loop.workflows.approval_turns import HeldCalls
 from durable_loop.workflows.approvals import ApprovalBook
 from durable_loop.workflows.argument_repair import ArgumentRepairs
 from durable_loop.workflows.context_summary import ContextSummaries
-from durable_loop.workflows.error_retry import ErrorRetry
 from durable_loop.workflows.model_routing import ModelRouter, budget_error, over_budget_plan
 from durable_loop.workflows.proposals import ProposalBook
-from durable_loop.workflows.reply_guard import (
-    FINALIZE_RECOVERY,
-    FINALIZE_REPEAT_RECOVERY,
-    ReplyGuard,
-)
+from durable_loop.workflows.reply_guard import ReplyGuard
 from durable_loop.workflows.run_control import (
     CANCELLED_NOTE,
     MessageCancelled,
@@ -102,14 +98,13 @@ class MessageLoop:
         """Result seq -> (ok, error codes, one-line failure for a retry prompt)."""
         self.deduplicated: set[int] = set()
         self.tools_off = False
-        self.finalization_used = False
         self.require_tool_call = False
         """The next request asks for a tool call (tool_choice "required"): the retry turn."""
         self.typed: TypedAnswer | None = None
         """The message's output schema, set by the session (see typed_answers)."""
-        self.fallbacks_left = self.config.fallback_retry_count
+        self.fallbacks_left = self.config.retries.fallback_retry_count
         self.router = ModelRouter(
-            settings, CircuitBreaker(self.config.circuit_breaker, cursor.breaker)
+            settings, CircuitBreaker(self.config.retries.circuit_breaker, cursor.breaker)
         )
         self.summaries = ContextSummaries(session_id, self.config, cursor)
         registered = catalog.by_name()
@@ -118,9 +113,8 @@ class MessageLoop:
         self.visible = visible_tool_names(
             catalog, self.config.tool_allowlist, self.config.tool_denylist
         )
-        self.reply_guard = ReplyGuard(self.config, self.registered)
-        self.error_retry = ErrorRetry(
-            self.config, self.visible if self._send_tools_configured() else []
+        self.reply_guard = ReplyGuard(
+            self.config, self.registered, self.visible if self._send_tools_configured() else []
         )
         self.repairs = ArgumentRepairs(session_id, settings, registered)
 
@@ -132,8 +126,7 @@ class MessageLoop:
         # not a command: histories recorded before replay (tests/versioning).
         await self._append_outcome_notes()
         self._append(Message.user(text))
-        self.error_retry.request_text = text
-        self.reply_guard.request_text = text
+        self.reply_guard.facts.request_text = text
         return await self._drive()
 
     async def resume(self, parked: ParkedMessage) -> RunResult:
@@ -143,6 +136,9 @@ class MessageLoop:
         except BaseException:
             await self._flush()
             raise
+        if self.held.parked is not None:  # a call run again is in doubt again
+            await self._flush()
+            return self.held.interim()
         return await self._drive()
 
     async def _drive(self) -> RunResult:
@@ -164,42 +160,23 @@ class MessageLoop:
                     continue
                 if self.control.reason is not None:
                     continue  # a reply that arrived after the cancel: ends above
-                if self._needs_finalization(out):
-                    self.finalization_used = True
-                    self.tools_off = self.config.fix_empty_final_disable_tools
-                    self._append(
-                        Message.user(self.config.fix_empty_final_user_text, synthetic=True)
-                    )
-                    continue
-                if (retry := self.error_retry.request()) is not None:
-                    self.require_tool_call = retry.require_tool_call
-                    self.tools_off = False
-                    self._append(Message.user(retry.prompt, synthetic=True))
-                    continue
-                if self.typed is not None and (correction := self.typed.judge(out, self.result)):
-                    self._append(correction)
-                    continue
-                offered = self.visible if self._send_tools_configured() else []
-                # a typed answer is judged by its schema alone: valid JSON is the answer
-                verdict = None if self.typed else self.reply_guard.judge(out.text, offered)
-                if verdict is not None and verdict.action == "finalize":
-                    self.result.recoveries.append(FINALIZE_RECOVERY)
-                    self.tools_off = True
-                    self._append(Message.user(verdict.prompt, synthetic=True))
-                    continue
-                if verdict is not None and verdict.action == "call_tool":
-                    self.result.recoveries.append(verdict.recovery)
-                    self.tools_off = False
-                    self.require_tool_call = True
-                    self._append(Message.user(verdict.prompt, synthetic=True))
-                    continue
-                if verdict is not None and verdict.error is not None:
-                    return self._fail(verdict.error.code, verdict.error.message)
-                return await self._finish(out)
+                action = self.reply_guard.judge(out, self.result, self.typed)
+                if action is None:
+                    return await self._finish(out)
+                if action.error is not None:
+                    return self._fail(action.error.code, action.error.message)
+                self._take(action)
         except MessageCancelled:
             return self._cancelled(self.control.reason or "cancelled")
         finally:
             await self._flush()
+
+    def _take(self, action: Action) -> None:
+        """Carry out what a recovery decided (see reply_guard)."""
+        if action.tools_off is not None:
+            self.tools_off = action.tools_off
+        self.require_tool_call = action.require_tool_call
+        self._append(Message.user(action.prompt, synthetic=True))
 
     def turn(self) -> int:
         return self.cursor.turn_index
@@ -214,7 +191,7 @@ class MessageLoop:
         self, seq: int, role: str, text: str | None, tools: list[str] | None = None
     ) -> None:
         entry = TailEntry(seq=seq, role=role, preview=preview(text), tool_names=tools or [])
-        self.cursor.remember(entry, self.config.transcript_tail)
+        self.cursor.remember(entry, self.config.history.transcript_tail)
 
     async def _flush(self) -> None:
         if not self.appends:
@@ -270,7 +247,7 @@ class MessageLoop:
                 parallel_tool_calls=self.config.parallel_tool_calls,
                 request_overrides=self.config.request_overrides,
                 system_prompt=self.settings.system_prompt,
-                inline_bytes=self.config.inline_bytes,
+                inline_bytes=self.config.history.inline_bytes,
                 reply_inline_bytes=self.config.reply_inline_bytes,
                 transforms=self.config.transform_set(),
                 provider_normalization=self.config.provider_normalization,
@@ -315,15 +292,6 @@ class MessageLoop:
         self.result.usage = self.result.usage + usage
         self.cursor.usage = self.cursor.usage + usage
 
-    def _needs_finalization(self, out: LlmTurnOutput) -> bool:
-        blank = not (out.text or "").strip()
-        return (
-            blank
-            and self.config.fix_empty_final
-            and not self.finalization_used
-            and bool(self.result.tool_calls)
-        )
-
     # ------------------------------------------------------------------ tools
 
     async def _run_tools(self, out: LlmTurnOutput) -> None:
@@ -344,15 +312,15 @@ class MessageLoop:
         held = await self.held.hold(to_run, out.assistant_seq)
         to_run = [d for d in to_run if d.action == "execute" and d.result_seq not in held]
         by_seq = await self._execute_all(out.assistant_seq, to_run)
+        held |= await self.held.hold_in_doubt(to_run, by_seq, out.assistant_seq)
         for decision in plan.decisions:
             if decision.result_seq not in held:
                 self._record(decision, by_seq.get(decision.result_seq))
         if plan.repeated:
             self.tools_off = True
         await self._repair_arguments(out.assistant_seq, plan.decisions)
-        if plan.repeated and (prompt := self.reply_guard.after_repeat()) is not None:
-            self.result.recoveries.append(FINALIZE_REPEAT_RECOVERY)
-            self._append(Message.user(prompt, synthetic=True))
+        if plan.repeated and (action := self.reply_guard.after_repeat(self.result)) is not None:
+            self._take(action)
 
     async def _repair_arguments(self, assistant_seq: int, decisions: list[CallDecision]) -> None:
         """A named recovery re-issues a refused call with repaired arguments (see
@@ -399,8 +367,8 @@ class MessageLoop:
         spec = self.specs[call.name]
         if spec.sub_agent:
             return await run_sub_agent(self, assistant_seq, decision, approved)
-        timeout_s = spec.timeout_s or self.config.tool_timeout_s
-        retry = spec.retry or self.config.tool_retry
+        timeout_s = spec.timeout_s or self.config.retries.tool_timeout_s
+        retry = spec.retry or self.config.retries.tool_retry
         inp = ToolRunInput(
             session_id=self.session_id,
             workflow_id=workflow.info().workflow_id,
@@ -413,13 +381,15 @@ class MessageLoop:
             max_output_bytes=self.config.max_tool_output_bytes,
             timeout_s=timeout_s,
             max_attempts=retry.maximum_attempts,
-            inline_bytes=self.config.inline_bytes,
+            inline_bytes=self.config.history.inline_bytes,
             workspace_id=self.settings.workspace.workspace_id or self.session_id,
             ignore_implicit_args=self.config.ignore_implicit_arguments,
             arguments=approved.arguments if approved else None,
             edited_fields=approved.edited_fields if approved else [],
             approved_by=approved.decided_by if approved else None,
             approval_comment=approved.comment if approved else None,
+            doubt_to_person=self.held.settles_doubt,
+            rerun=approved.rerun if approved else 0,
         )
         run = run_tool_activity(
             spec, inp, timeout_s=timeout_s, retry=retry_policy(retry), config=self.config
@@ -432,6 +402,8 @@ class MessageLoop:
             return self._failed_call(decision, ErrorCode.TOOL_CALL_CANCELLED, message)
         except ActivityError as err:
             timed_out = isinstance(err.cause, TimeoutError)
+            if timed_out and spec.effect == "once" and self.held.settles_doubt:
+                return self.held.timed_out_in_doubt(decision, failure_of(err).message)
             code = ErrorCode.TOOL_TIMEOUT if timed_out else ErrorCode.TOOL_ERROR
             message = f"tool {call.name!r} failed: {failure_of(err).message}"
             return self._failed_call(decision, code, message)
@@ -491,8 +463,8 @@ class MessageLoop:
             failure = failure_text(codes, text)
         self.outcome_by_seq[decision.result_seq] = (ok, codes, failure)
         if decision.action != "reuse":
-            self.reply_guard.note(call.name, text if failure is None else failure)
-        self.error_retry.note(call.name, codes, failure)
+            self.reply_guard.facts.note_result(call.name, text if failure is None else failure)
+        self.reply_guard.facts.note_outcome(call.name, codes, failure)
         if not decision.ignored and call.name in self.registered:
             self.last_ok_by_tool[call.name] = ok
         self.result.tool_calls.append(

@@ -35,7 +35,7 @@ WAIT = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 
 def heartbeat_timeout(config: RuntimeConfig) -> timedelta | None:
     """The LLM and tool activities heartbeat, so a dead worker is noticed within this."""
-    seconds = config.heartbeat_timeout_s
+    seconds = config.retries.heartbeat_timeout_s
     return timedelta(seconds=seconds) if seconds else None
 
 
@@ -59,7 +59,7 @@ async def run_tool_activity(
             summary=summary,
         )
     if spec.long_running:
-        configured = config.heartbeat_timeout_s if config else None
+        configured = config.retries.heartbeat_timeout_s if config else None
         heartbeat = spec.heartbeat_timeout_s or configured or DEFAULT_HEARTBEAT_TIMEOUT_S
         return await run_activity(
             RUN_LONG_TOOL,

@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.config import LoopStrategy, SessionSettings
     from durable_loop.core.contracts import ParkedMessage, RunResult, UserMessage
     from durable_loop.core.errors import CodedError, ErrorCode
-    from durable_loop.core.messages import Message
+    from durable_loop.core.recoveries import correct_typed_answer
     from durable_loop.core.typed_output import OutputSchema, judge_answer, retry_text
     from durable_loop.core.typed_output import schema_problem as _schema_problem
 
@@ -53,7 +53,12 @@ class TypedAnswer:
     def for_message(
         cls, schema: OutputSchema | None, settings: SessionSettings
     ) -> TypedAnswer | None:
-        return None if schema is None else cls(schema, settings.runtime.output_retries)
+        if schema is None:
+            return None
+        retries = correct_typed_answer.attempts(
+            settings.runtime.recovery(correct_typed_answer.NAME)
+        )
+        return cls(schema, retries)
 
     @classmethod
     def resumed(cls, parked: ParkedMessage, settings: SessionSettings) -> TypedAnswer | None:
@@ -62,7 +67,7 @@ class TypedAnswer:
             typed.used = parked.output_retries_used or 0
         return typed
 
-    def judge(self, out: LlmTurnOutput, result: RunResult) -> Message | None:
+    def judge(self, out: LlmTurnOutput, result: RunResult) -> str | None:
         """Accept the answer into ``result.output``, or return the correction to send back;
         with no correction left, mark ``result`` failed with OUTPUT_INVALID."""
         verdict = judge_answer(out.text, self.schema, truncated=out.text_truncated)
@@ -72,7 +77,7 @@ class TypedAnswer:
             return None
         if self.used < self.retries:
             self.used += 1
-            return Message.user(retry_text(verdict.errors), synthetic=True)
+            return retry_text(verdict.errors)
         result.output_corrections = self.used
         result.status = "failed"
         result.error = CodedError(

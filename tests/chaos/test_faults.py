@@ -101,9 +101,13 @@ async def test_a_held_call_survives_a_server_restart_and_runs_once_approved(chao
     assert result.side_effects == 1
 
 
-async def test_a_keyless_once_call_killed_in_its_body_ends_in_doubt_not_twice(chaos_rig):
+async def test_a_keyless_once_call_killed_in_its_body_is_settled_by_a_person_not_twice(
+    chaos_rig,
+):
     result = await run(chaos_rig, "once_call_worker_killed_in_body")
     assert result.details["notify_attempts"] == [1] and result.side_effects == 1
+    assert result.details["in_doubt_raised"] == 1
+    assert result.details["settled_by_person"] == "happened"
 
 
 async def test_a_once_call_killed_in_its_body_is_settled_by_its_reconcile_check(chaos_rig):
@@ -119,3 +123,10 @@ async def test_a_once_call_killed_three_times_before_its_effect_goes_out_once(ch
 async def test_a_once_call_whose_reconcile_check_fails_stays_in_doubt(chaos_rig):
     result = await run(chaos_rig, "once_call_reconcile_fails")
     assert result.details["notify_checked_attempts"] == [1] and result.side_effects == 1
+    assert result.details["settled_by_person"] == "give_up"
+
+
+async def test_a_once_call_in_doubt_run_again_by_a_person_goes_out_once(chaos_rig):
+    result = await run(chaos_rig, "once_call_run_again_after_kill")
+    assert len(result.details["notify_checked_attempts"]) == 2 and result.side_effects == 1
+    assert result.details["settled_by_person"] == "run_again"

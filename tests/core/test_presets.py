@@ -90,7 +90,7 @@ def test_for_model_on_the_local_qwen_coder():
     local = presets.apply(presets.for_model("openai", "qwen2.5-coder-local"))
     assert local.request_overrides == {"temperature": 0, "max_tokens": 768}
     assert local.max_tool_calls_per_turn == 1
-    assert local.router.json_mode is True and local.call_requested_tool is True
+    assert local.router.json_mode is True and local.uses("call_requested_tool")
     assert {
         "assistant_content_tool_call_tags_to_tool_calls",
         "assistant_content_json_tool_calls_to_tool_calls",
@@ -106,3 +106,18 @@ def test_for_an_unknown_model_is_the_provider_baseline():
 def test_every_catalog_workaround_is_a_preset():
     for entry in CATALOG:
         assert set(entry.workarounds) <= set(presets.WORKAROUNDS), entry.model
+
+
+def test_recoveries_compose_by_name_and_can_be_turned_off():
+    on = presets.compose(
+        presets.recoveries("call_requested_tool"),
+        {"recoveries": {"call_requested_tool": {"text": "Call {name}."}}},
+        presets.without_recoveries("fix_empty_final"),
+    )
+    config = presets.apply(on)
+    assert list(config.recoveries) == [
+        "correct_typed_answer",
+        "repeated_call_guard",
+        "call_requested_tool",
+    ]
+    assert config.recoveries["call_requested_tool"].model_dump() == {"text": "Call {name}."}

@@ -107,9 +107,9 @@ def test_plan_turn_refuses_everything_it_must(
         assert call.args_valid_json and call.args_bytes <= config.max_tool_args_bytes
         key = call_key(call.name, call.args_sha256)
         if decision.action == "reuse":
-            assert config.repeated_call_guard and decision.reuse_seq == seen_calls[key]
+            assert config.uses("repeated_call_guard") and decision.reuse_seq == seen_calls[key]
         else:
-            assert not (config.repeated_call_guard and key in seen_calls)
+            assert not (config.uses("repeated_call_guard") and key in seen_calls)
     unregistered = [d for d in plan.decisions if d.call.name not in REGISTERED]
     assert all(d.action == "reject" for d in unregistered)
     assert plan.ignored == sum(d.ignored for d in plan.decisions)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
-from durable_loop.core.config import DEFAULT_FIX_EMPTY_FINAL_TEXT, RuntimeConfig
+from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.recoveries.fix_empty_final import (
+    DEFAULT_TEXT as DEFAULT_FIX_EMPTY_FINAL_TEXT,
+)
 from durable_loop.testing import reply
 from tests.conftest import settings_for, unique
 from tests.workflows.toolkit import ToolLog, recording_tools

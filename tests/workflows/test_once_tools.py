@@ -70,6 +70,8 @@ async def mail_once(w, scripted_llm, mailer: Mailer, *, earlier_attempt_died: bo
         await attempts.begin(key, session_id=sid, call_id="c1", attempt=1)
     await w.sessions.start(sid, settings_for(scripted_llm, model))
     result = await w.sessions.send(sid, "mail ana")
+    if result.status == "awaiting_approval":  # in doubt: a person answers (test_in_doubt_answers)
+        return result, None
     [envelope] = tool_envelopes(scripted_llm.requests(model)[1])
     return result, envelope
 
@@ -85,21 +87,20 @@ async def test_a_once_call_runs_its_body_once(loop_worker, scripted_llm):
 async def test_without_reconcile_a_call_whose_attempt_died_in_the_body_is_in_doubt(
     loop_worker, scripted_llm
 ):
+    """In doubt, the call waits for a person's answer (without one, once its hold expires,
+    the model reads TOOL_CALL_IN_DOUBT: see test_in_doubt_answers)."""
     mailer = Mailer()
     async with loop_worker(mailer.registry()) as w:
-        result, envelope = await mail_once(w, scripted_llm, mailer, earlier_attempt_died=True)
+        result, _ = await mail_once(w, scripted_llm, mailer, earlier_attempt_died=True)
     assert mailer.sent == []  # never run again blindly
-    assert envelope["ok"] is False
-    [error] = envelope["errors"]
-    assert error["code"] == "TOOL_CALL_IN_DOUBT"
-    assert "Do not call it again without asking the user" in error["message"]
-    [call] = result.tool_calls
-    assert call.error_codes == ["TOOL_CALL_IN_DOUBT"] and result.reply == "Done."
+    [held] = result.pending_approvals
+    assert held.kind == "in_doubt" and "attempt 1 stopped inside the tool" in (held.doubt or "")
+    assert result.status == "awaiting_approval" and result.tool_calls == []
 
 
 @pytest.mark.parametrize(
     ("found", "sent", "ok"),
-    [("sent", [], True), ("not sent", ["ana@example.com"], True), ("broken", [], False)],
+    [("sent", [], True), ("not sent", ["ana@example.com"], True)],
 )
 async def test_reconcile_settles_a_call_whose_attempt_died_in_the_body(
     loop_worker, scripted_llm, found, sent, ok
@@ -111,11 +112,17 @@ async def test_reconcile_settles_a_call_whose_attempt_died_in_the_body(
     if found == "sent":
         assert envelope["data"] == "sent earlier to ana@example.com"
         assert "reconcile check found that its effect happened" in envelope["warnings"][0]
-    if found == "broken":  # asked on every attempt, then in doubt
-        assert len(mailer.reconciled) == 3
-        assert envelope["errors"][0]["code"] == "TOOL_CALL_IN_DOUBT"
-        assert "reconcile check failed: ConnectionError" in envelope["errors"][0]["message"]
     assert result.status == "completed"
+
+
+async def test_a_reconcile_that_keeps_failing_puts_the_call_in_doubt(loop_worker, scripted_llm):
+    mailer = Mailer(reconcile="broken")
+    async with loop_worker(mailer.registry()) as w:
+        result, _ = await mail_once(w, scripted_llm, mailer, earlier_attempt_died=True)
+    assert mailer.sent == [] and len(mailer.reconciled) == 3  # asked on every attempt
+    [held] = result.pending_approvals
+    assert held.kind == "in_doubt"
+    assert "reconcile check failed: ConnectionError" in (held.doubt or "")
 
 
 async def test_a_body_that_raised_may_run_again(loop_worker, scripted_llm):

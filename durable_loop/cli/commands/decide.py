@@ -4,7 +4,8 @@ the session, a tool call held for approval or a proposal.
 Both listings are read at once; the decision is bound to the fingerprint of what is
 pending right now (or to ``--fingerprint``, the one a UI showed) and sent as an Update, so
 a stale, unknown, expired or already decided decision is refused with its code (and
-audited). ``approve --remember`` keeps a standing approval of the tool.
+audited). ``approve --remember`` keeps a standing approval of the tool. ``tool-calls
+approve | edit | reject | answer`` send through :func:`decide` too, naming tool calls only.
 An ID the session never had gets NOT_PENDING and the list of what does wait; one already
 decided gets ALREADY_DECIDED and how it was decided.
 """
@@ -22,7 +23,12 @@ if TYPE_CHECKING:
 
     from pydantic import JsonValue
 
-    from durable_loop.core.approval_models import Remember, ToolApprovalList, ToolCallDecided
+    from durable_loop.core.approval_models import (
+        InDoubtAnswer,
+        Remember,
+        ToolApprovalList,
+        ToolCallDecided,
+    )
     from durable_loop.core.proposals import DecisionResult, ProposalList, Verdict
 
 Session = Annotated[str, typer.Argument(help="Session id (workflow id session-<ID>).")]
@@ -40,6 +46,25 @@ Fingerprint = Annotated[
     typer.Option("--fingerprint", help="Bind to this fingerprint instead of the pending one."),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+RememberOn = Annotated[
+    bool,
+    typer.Option(
+        "--remember",
+        help="A tool call only: approve later calls of the same tool too (for the rest "
+        "of the session, or --for); calls already waiting that it allows run now.",
+    ),
+]
+RememberFor = Annotated[
+    float | None, typer.Option("--for", help="With --remember: for this many seconds.", min=1)
+]
+RememberWhen = Annotated[
+    str | None,
+    typer.Option(
+        "--when",
+        help="With --remember: only calls whose arguments match this JSON Schema, e.g. "
+        '\'{"properties": {"amount": {"maximum": 100}}}\'.',
+    ),
+]
 
 
 def approve(
@@ -56,26 +81,9 @@ def approve(
         ),
     ] = None,
     fingerprint: Fingerprint = None,
-    remember: Annotated[
-        bool,
-        typer.Option(
-            "--remember",
-            help="A tool call only: approve later calls of the same tool too (for the rest "
-            "of the session, or --for); calls already waiting that it allows run now.",
-        ),
-    ] = False,
-    remember_for: Annotated[
-        float | None,
-        typer.Option("--for", help="With --remember: for this many seconds.", min=1),
-    ] = None,
-    remember_when: Annotated[
-        str | None,
-        typer.Option(
-            "--when",
-            help="With --remember: only calls whose arguments match this JSON Schema, e.g. "
-            '\'{"properties": {"amount": {"maximum": 100}}}\'.',
-        ),
-    ] = None,
+    remember: RememberOn = False,
+    remember_for: RememberFor = None,
+    remember_when: RememberWhen = None,
     as_json: AsJson = False,
     address: Address = None,
     namespace: Namespace = None,
@@ -151,7 +159,7 @@ def parse_arguments(text: str | None, option: str = "--args") -> dict[str, JsonV
 def decide(
     session_id: str,
     target_id: str,
-    verdict: Verdict,
+    verdict: Verdict | InDoubtAnswer,
     approver: str,
     comment: str | None,
     fingerprint: str | None,
@@ -160,7 +168,12 @@ def decide(
     temporal: dict[str, object],
     *,
     remember: Remember | None = None,
+    calls_only: bool = False,
+    result: str | None = None,
 ) -> None:
+    """Send a person's decision and print its outcome. ``calls_only``: ``target_id`` names
+    a held tool call (the ``tool-calls`` commands), proposals are not read; ``result``: a
+    call in doubt's result text, with the answer ``happened``."""
     import asyncio
 
     from durable_loop.cli.commands.people_view import call_decided_line, proposal_decided_line
@@ -178,6 +191,8 @@ def decide(
             arguments,
             temporal,
             remember,
+            calls_only,
+            result,
         )
     )
     if as_json:
@@ -195,33 +210,38 @@ def decide(
 async def _send(
     session_id: str,
     target_id: str,
-    verdict: Verdict,
+    verdict: Verdict | InDoubtAnswer,
     approver: str,
     comment: str | None,
     fingerprint: str | None,
     arguments: dict[str, JsonValue] | None,
     temporal: dict[str, object],
     remember: Remember | None,
+    calls_only: bool,
+    result: str | None,
 ) -> ToolCallDecided | DecisionResult:
     import asyncio
 
     from durable_loop.cli.commands.session_rpc import known_error, temporal_client
     from durable_loop.client.proposals import ProposalClient
     from durable_loop.client.tool_approvals import ToolApprovalClient
-    from durable_loop.core.proposals import ProposalDecision
+    from durable_loop.core.proposals import ProposalDecision, ProposalList
 
     client = await temporal_client(temporal)
     calls, proposals = ToolApprovalClient(client), ProposalClient(client)
     try:
-        held, proposed = await asyncio.gather(
-            calls.listing(session_id), proposals.proposals(session_id)
-        )
+        if calls_only:
+            held, proposed = await calls.listing(session_id), ProposalList()
+        else:
+            held, proposed = await asyncio.gather(
+                calls.listing(session_id), proposals.proposals(session_id)
+            )
         # a decided id goes the same way: the client, or the workflow for a decision bound
         # to --fingerprint, says how it was decided
         call_ids = {c.call_id for c in held.pending} | {c.call_id for c in held.decided}
         proposal_ids = {p.proposal_id for p in proposed.pending}
         proposal_ids |= {p.proposal_id for p in proposed.decided}
-        if target_id in call_ids:
+        if calls_only or target_id in call_ids:
             call = await calls.decision_for(
                 session_id,
                 target_id,
@@ -232,11 +252,14 @@ async def _send(
                 fingerprint=fingerprint,
                 listing=held,
                 remember=remember,
+                result=result,
             )
             return await calls.decide(session_id, call)
         if target_id in proposal_ids:
             if arguments is not None or remember is not None:
                 _refuse_arguments(target_id)
+            if verdict not in ("confirm", "reject"):
+                _refuse_answer(target_id)
             if fingerprint is None and verdict == "confirm":
                 decision = await proposals.decision_for(
                     session_id, target_id, verdict, approver, comment, listing=proposed
@@ -262,6 +285,16 @@ def _refuse_arguments(proposal_id: str) -> NoReturn:
     raise CliError(
         ErrorCode.INVALID_DECISION,
         f"{proposal_id} is a proposal: --args and --remember are for tool calls only",
+    )
+
+
+def _refuse_answer(proposal_id: str) -> NoReturn:
+    from durable_loop.cli.errors import CliError
+    from durable_loop.core.errors import ErrorCode
+
+    raise CliError(
+        ErrorCode.INVALID_DECISION,
+        f"{proposal_id} is a proposal: it is approved or rejected, not answered",
     )
 
 

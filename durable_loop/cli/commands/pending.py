@@ -1,5 +1,6 @@
 """``durable-loop pending [SESSION]``: everything that waits for a person, held tool calls
-and proposals alike, of one session or of every running session."""
+(for approval, or in doubt) and proposals alike, of one session or of every running
+session."""
 
 from __future__ import annotations
 
@@ -52,7 +53,15 @@ def listing_lines(listing: WaitingList, session_id: str | None) -> list[str]:
         lines.append(f"{visible(waiting.session_id)}: {waiting.count} waiting")
         lines += waiting_lines(waiting)
     lines.append(decide_hint(session_id or "SESSION"))
+    if any(c.kind == "in_doubt" for w in listing.sessions for c in w.tool_calls):
+        lines.append(ANSWER_HINT.format(session=visible(session_id or "SESSION")))
     return lines
+
+
+ANSWER_HINT = (
+    "in doubt: durable-loop tool-calls answer {session} ID happened|run_again|give_up --as YOU "
+    "(--result for what the model reads)"
+)
 
 
 async def _load(session_id: str | None, limit: int, temporal: dict[str, object]) -> WaitingList:

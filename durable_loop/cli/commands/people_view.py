@@ -25,7 +25,7 @@ def waiting_lines(waiting: SessionWaiting) -> list[str]:
     """One line per held call and pending proposal: its id first (what approve takes)."""
     width = max((len(i) for i in _ids(waiting)), default=0)
     lines = [
-        f"  {visible(c.call_id):<{width}}  tool call  {call_text(c, waiting.session_id)}"
+        f"  {visible(c.call_id):<{width}}  {_held_as(c)}  {call_text(c, waiting.session_id)}"
         for c in waiting.tool_calls
     ]
     lines += [
@@ -33,6 +33,11 @@ def waiting_lines(waiting: SessionWaiting) -> list[str]:
         for p in waiting.proposals
     ]
     return lines
+
+
+def _held_as(call: PendingToolCall) -> str:
+    """``tool call`` waits for approval; ``in doubt `` for an answer (``tool-calls answer``)."""
+    return "in doubt " if call.kind == "in_doubt" else "tool call"
 
 
 def _ids(waiting: SessionWaiting) -> list[str]:

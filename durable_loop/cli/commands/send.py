@@ -51,6 +51,8 @@ def load_session_settings(
     from durable_loop.core.config import SessionSettings
     from durable_loop.core.errors import ConfigError
     from durable_loop.core.providers import get_adapter
+    from durable_loop.core.recoveries import legacy as legacy_recoveries
+    from durable_loop.core.runtime_groups import MOVED
 
     data: dict[str, object] = {}
     if path is not None:
@@ -62,6 +64,8 @@ def load_session_settings(
             raise ConfigError(f"{path}: malformed {kind}: {err}") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected an object with an 'llm' table")
+        for note in legacy_recoveries.notes(data.get("runtime"), MOVED):
+            typer.echo(note, err=True)
     llm = dict(data.get("llm") or {})  # type: ignore[call-overload]
     flags = {
         "model": model,

@@ -1,6 +1,9 @@
-"""``durable-loop tool-calls list | approve | edit | reject``: the tool calls a session
-holds for a person's approval. (``durable-loop approve | reject`` decide a held call or a
-proposal alike; these name tool calls only, and ``edit`` approves with other arguments.)
+"""``durable-loop tool-calls list | approve | edit | reject | answer | withdraw``: the
+tool calls a session holds for a person: for approval, or in doubt (an ``effect="once"``
+call whose attempt stopped inside the tool; ``answer`` settles it). (``durable-loop approve
+| reject`` decide a held call or a proposal alike; these name tool calls only, ``edit``
+approves with other arguments, ``withdraw`` ends a standing approval.) Decisions go through
+:func:`durable_loop.cli.commands.decide.decide`.
 
 A decision is bound to the fingerprint of the call pending right now (or to
 ``--fingerprint``, the one a UI showed) and sent as an Update, so an unknown, expired,
@@ -20,8 +23,13 @@ from durable_loop.cli.commands.decide import (
     AsJson,
     Comment,
     Fingerprint,
+    RememberFor,
+    RememberOn,
+    RememberWhen,
     Session,
+    decide,
     parse_arguments,
+    remembered,
 )
 from durable_loop.cli.commands.options import Address, ApiKey, Namespace
 from durable_loop.cli.commands.session_rpc import known_error, temporal_client
@@ -31,7 +39,12 @@ if TYPE_CHECKING:
     from pydantic import JsonValue
 
     from durable_loop.client.tool_approvals import ToolApprovalClient
-    from durable_loop.core.approval_models import ToolApprovalList, ToolCallDecided
+    from durable_loop.core.approval_models import (
+        InDoubtAnswer,
+        Remember,
+        ToolApprovalList,
+        ToolPolicy,
+    )
     from durable_loop.core.proposals import ProposalList, Verdict
 
 T = TypeVar("T")
@@ -42,6 +55,17 @@ app = typer.Typer(
 Call = Annotated[str, typer.Argument(help="Tool call id, as listed by `tool-calls list`.")]
 Arguments = Annotated[
     str, typer.Option("--args", help="The arguments the call runs with, as a JSON object.")
+]
+Answer = Annotated[
+    str,
+    typer.Argument(
+        help="happened (its effect took place; --result is what the model reads), run_again "
+        "(run it once more) or give_up (the model reads that it did not run)."
+    ),
+]
+Result = Annotated[
+    str | None,
+    typer.Option("--result", help="With happened: the call's result, as the model reads it."),
 ]
 
 
@@ -72,6 +96,9 @@ def approve(
     approver: Approver,
     comment: Comment = None,
     fingerprint: Fingerprint = None,
+    remember: RememberOn = False,
+    remember_for: RememberFor = None,
+    remember_when: RememberWhen = None,
     as_json: AsJson = False,
     address: Address = None,
     namespace: Namespace = None,
@@ -79,7 +106,18 @@ def approve(
 ) -> None:
     """Approve CALL_ID: it runs once with the arguments the model gave."""
     temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
-    _decide(session_id, call_id, "confirm", approver, comment, fingerprint, None, as_json, temporal)
+    kept = remembered(remember, remember_for, remember_when)
+    decide_call(
+        session_id,
+        call_id,
+        "confirm",
+        approver,
+        comment,
+        fingerprint,
+        as_json,
+        temporal,
+        remember=kept,
+    )
 
 
 app.command("confirm", hidden=True, help="Another spelling of `approve`.")(approve)
@@ -102,8 +140,16 @@ def edit(
     model reads which fields a person changed."""
     temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
     edited = parse_arguments(arguments)
-    _decide(
-        session_id, call_id, "confirm", approver, comment, fingerprint, edited, as_json, temporal
+    decide_call(
+        session_id,
+        call_id,
+        "confirm",
+        approver,
+        comment,
+        fingerprint,
+        as_json,
+        temporal,
+        arguments=edited,
     )
 
 
@@ -121,7 +167,106 @@ def reject(
 ) -> None:
     """Reject CALL_ID: it does not run; the model reads TOOL_CALL_REJECTED and the comment."""
     temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
-    _decide(session_id, call_id, "reject", approver, comment, fingerprint, None, as_json, temporal)
+    decide_call(session_id, call_id, "reject", approver, comment, fingerprint, as_json, temporal)
+
+
+@app.command("answer")
+def answer(
+    session_id: Session,
+    call_id: Call,
+    verdict: Answer,
+    approver: Approver,
+    result: Result = None,
+    comment: Comment = None,
+    fingerprint: Fingerprint = None,
+    as_json: AsJson = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    api_key: ApiKey = None,
+) -> None:
+    """Settle CALL_ID, a call in doubt (an attempt stopped inside a tool that must not run
+    twice blindly): happened, run_again or give_up."""
+    from durable_loop.cli.errors import CliError
+    from durable_loop.core.approval_models import IN_DOUBT_ANSWERS
+    from durable_loop.core.errors import ErrorCode
+
+    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    typed = verdict.strip().lower().replace("-", "_")
+    word = next((a for a in IN_DOUBT_ANSWERS if a == typed), None)
+    if word is None:
+        raise CliError(
+            ErrorCode.INVALID_DECISION,
+            f"answer {', '.join(IN_DOUBT_ANSWERS)}; not {verdict!r}",
+        )
+    decide_call(
+        session_id, call_id, word, approver, comment, fingerprint, as_json, temporal, result=result
+    )
+
+
+@app.command("withdraw")
+def withdraw(
+    session_id: Session,
+    call_id: Annotated[
+        str,
+        typer.Argument(help="The call whose approval set the standing approval (`list` shows it)."),
+    ],
+    approver: Approver,
+    comment: Comment = None,
+    as_json: AsJson = False,
+    address: Address = None,
+    namespace: Namespace = None,
+    api_key: ApiKey = None,
+) -> None:
+    """Withdraw the standing approval set when CALL_ID was approved with --remember: later
+    calls of its tool wait for a person again (audited)."""
+    import asyncio
+
+    from durable_loop.core.visible_text import visible
+
+    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+
+    async def send(calls: ToolApprovalClient) -> ToolPolicy:
+        return await calls.withdraw_policy(session_id, call_id, approver, comment=comment)
+
+    policy = asyncio.run(with_calls(session_id, temporal, send))
+    if as_json:
+        typer.echo(policy.model_dump_json(indent=2))
+        return
+    typer.echo(
+        visible(f"standing approval of {policy.tool} (set on {policy.call_id}) withdrawn by ")
+        + visible(approver.strip())
+    )
+
+
+def decide_call(
+    session_id: str,
+    call_id: str,
+    verdict: Verdict | InDoubtAnswer,
+    approver: str,
+    comment: str | None,
+    fingerprint: str | None,
+    as_json: bool,
+    temporal: dict[str, object],
+    *,
+    arguments: dict[str, JsonValue] | None = None,
+    remember: Remember | None = None,
+    result: str | None = None,
+) -> None:
+    """:func:`decide` on a held tool call (proposals are not read)."""
+    decide(
+        session_id,
+        call_id,
+        verdict,
+        approver,
+        comment,
+        fingerprint,
+        arguments,
+        as_json,
+        temporal,
+        remember=remember,
+        calls_only=True,
+        result=result,
+    )
 
 
 def print_listing(
@@ -141,38 +286,26 @@ def print_listing(
             f"expires {p.expires_at.isoformat()}{where}"
         )
         typer.echo(f"  fingerprint: {p.fingerprint}")
+        if p.kind == "in_doubt":
+            typer.echo(f"  in doubt: {visible(p.doubt or '')}")
+            typer.echo("  answer: happened (--result TEXT), run_again or give_up")
         # escapes, not raw characters: a value's CR/LF or U+202E cannot fake a line or a field
         for line in visible_json(p.arguments, indent=2).split("\n"):
             typer.echo(f"  {line}")
+    for policy in listing.policies:
+        until = f" until {policy.expires_at.isoformat()}" if policy.expires_at else ""
+        when = " when the arguments match a condition" if policy.condition else ""
+        typer.echo(
+            visible(
+                f"standing approval: {policy.tool} by {policy.approved_by}{until}{when} "
+                f"(set on {policy.call_id}; `tool-calls withdraw` ends it)"
+            )
+        )
     for d in listing.decided:
         typer.echo(call_decided_line(d, with_tool=True))
     for r in listing.refused:
         refused = f"{r.id}  refused {r.error.code} from {r.approver}: {r.error.message}"
         typer.echo(visible(refused))
-
-
-def _decide(
-    session_id: str,
-    call_id: str,
-    verdict: Verdict,
-    approver: str,
-    comment: str | None,
-    fingerprint: str | None,
-    arguments: dict[str, JsonValue] | None,
-    as_json: bool,
-    temporal: dict[str, object],
-) -> None:
-    import asyncio
-
-    from durable_loop.cli.commands.people_view import call_decided_line
-
-    decided = asyncio.run(
-        _send(session_id, call_id, verdict, approver, comment, fingerprint, arguments, temporal)
-    )
-    if as_json:
-        typer.echo(decided.model_dump_json(indent=2))
-        return
-    typer.echo(call_decided_line(decided))
 
 
 async def _list(
@@ -189,31 +322,6 @@ async def _list(
         return listing, await ProposalClient(calls.client).proposals(session_id)
 
     return await with_calls(session_id, temporal, both)
-
-
-async def _send(
-    session_id: str,
-    call_id: str,
-    verdict: Verdict,
-    approver: str,
-    comment: str | None,
-    fingerprint: str | None,
-    arguments: dict[str, JsonValue] | None,
-    temporal: dict[str, object],
-) -> ToolCallDecided:
-    async def send(calls: ToolApprovalClient) -> ToolCallDecided:
-        decision = await calls.decision_for(
-            session_id,
-            call_id,
-            verdict,
-            approver,
-            comment=comment,
-            arguments=arguments,
-            fingerprint=fingerprint,
-        )
-        return await calls.decide(session_id, decision)
-
-    return await with_calls(session_id, temporal, send)
 
 
 async def with_calls(

@@ -247,7 +247,7 @@ def _own_workspace(settings: SessionSettings) -> bool:
 
 
 def _tail(settings: SessionSettings) -> int:
-    return settings.runtime.transcript_tail
+    return settings.runtime.history.transcript_tail
 
 
 def _workspace_at(whole: WorkspaceCopy, kept: list[RowCopy], *, all_kept: bool) -> WorkspaceCopy:

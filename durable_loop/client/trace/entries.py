@@ -23,7 +23,10 @@ Via = Literal["update", "signal", "timer", "session"]
 """How it reached the session: an Update, a Signal, an expiry timer, or the session itself
 (closing, a parent cancelling its sub-agent)."""
 
-ToolCallOutcome = Literal["approved", "approved_with_edits", "rejected", "expired"]
+ToolCallOutcome = Literal[
+    "approved", "approved_with_edits", "rejected", "expired", "happened", "run_again", "given_up"
+]
+"""The last three: a person's answers on a call in doubt (see docs/approvals.md)."""
 
 
 class EntryBase(BaseModel):

@@ -1,0 +1,53 @@
+"""``finalize_after_repeat``: when the repeated-call guard answers a repeat (and withdraws
+the tools), the same turn ends with the finalization request, instead of leaving a small
+model to write the repeated call as text first."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from durable_loop.core.recoveries.base import (
+    Action,
+    Event,
+    Legacy,
+    MessageFacts,
+    Recovery,
+    RecoverySettings,
+)
+from durable_loop.core.reply_check import results_digest
+
+NAME = "finalize_after_repeat"
+PATCH_ID = "finalize-after-repeat"
+DEFAULT_TEXT = (
+    "You already made that call; its recorded result is above. No more tools will run. "
+    "The tool results so far:\n{results}\n"
+    "Answer the user's request now in one or two plain sentences, using these results. "
+    "Do not write JSON, code or a function call."
+)
+
+
+class FinalizeAfterRepeat(RecoverySettings):
+    text: str = Field(
+        default=DEFAULT_TEXT,
+        description="Template with {results} (one line per recorded tool result)",
+    )
+
+
+def judge(settings: FinalizeAfterRepeat, event: Event, facts: MessageFacts) -> Action | None:
+    if facts.used(NAME) or not facts.patched(PATCH_ID):
+        return None
+    return Action(prompt=settings.text.format(results=results_digest(facts.results)))
+
+
+RECOVERY = Recovery(
+    name=NAME,
+    settings=FinalizeAfterRepeat,
+    stage="repeat",
+    fixes="a repeat answered by the repeated-call guard: the finalization request follows "
+    "at once (recorded results quoted, no tools)",
+    effect="local Qwen2.5-Coder, everyday: one turn fewer (quote_result 4 -> 3 turns, "
+    "save_then_list 5 -> 4); used in 34 of 35 production runs",
+    judge=judge,
+    patch_id=PATCH_ID,
+    legacy=Legacy(switch="finalize_after_repeat", fields={"finalize_after_repeat_text": "text"}),
+)

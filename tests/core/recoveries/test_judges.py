@@ -1,0 +1,85 @@
+"""The built-in judges, pure: what each decides from the reply and the message's facts,
+and where each asks its patch."""
+
+from __future__ import annotations
+
+from durable_loop.core.errors import CodedError, ErrorCode
+from durable_loop.core.recoveries import Event, MessageFacts
+from durable_loop.core.recoveries import call_requested_tool as requested
+from durable_loop.core.recoveries import finalize_text_call_reply as finalize
+from durable_loop.core.recoveries import fix_empty_final as empty
+from durable_loop.core.recoveries import retry_after_tool_error as retry
+from durable_loop.core.reply_check import TEXT_CALL_PATCH_ID, answer_check
+
+
+def facts(*, patched: bool = True, asked: list[str] | None = None, **kw) -> MessageFacts:
+    calls = [] if asked is None else asked
+    return MessageFacts(
+        registered=frozenset({"note_add", "note_list"}),
+        offered=["note_add", "note_list"],
+        patched=lambda patch: calls.append(patch) or patched,
+        **kw,
+    )
+
+
+def test_fix_empty_final_fires_on_a_blank_reply_after_calls_only():
+    settings = empty.FixEmptyFinal(disable_tools=False)
+    assert empty.judge(settings, Event(text=" ", tool_calls_made=0), facts()) is None
+    action = empty.judge(settings, Event(text=" ", tool_calls_made=1), facts())
+    assert action is not None and action.tools_off is False and action.prompt == settings.text
+
+
+def test_retry_names_the_offered_tools_after_an_unknown_one_and_clears_the_failure():
+    f = facts(request_text="say hi")
+    f.note_outcome("say_hello", [ErrorCode.TOOL_NOT_FOUND], "no such tool")
+    action = retry.judge(retry.RetryAfterToolError(), Event(), f)
+    assert action is not None and "note_add, note_list" in action.prompt
+    assert action.require_tool_call is False and f.last_failure is None
+
+
+def test_retry_leaves_a_final_failure_standing_under_its_patch():
+    patches: list[str] = []
+    f = facts(asked=patches)
+    f.note_outcome("note_add", [ErrorCode.TOOL_CALL_REJECTED], "rejected")
+    assert retry.judge(retry.RetryAfterToolError(), Event(), f) is None
+    assert patches == [retry.FINAL_FAILURES_PATCH_ID]
+
+
+def test_call_requested_tool_asks_once_per_named_tool():
+    f = facts(request_text="add a note with note_add, then note_list")
+    settings = requested.CallRequestedTool()
+    first = requested.judge(settings, Event(text="Done."), f)
+    second = requested.judge(settings, Event(text="Done."), f)
+    assert first is not None and "note_add" in first.prompt and first.require_tool_call
+    assert second is not None and "note_list" in second.prompt
+    assert requested.judge(settings, Event(text="Done."), f) is None
+
+
+def test_a_run_from_before_a_patch_keeps_its_old_branch():
+    f = facts(patched=False, request_text="use note_add")
+    assert requested.judge(requested.CallRequestedTool(), Event(text="Done."), f) is None
+
+
+def test_the_answer_check_refuses_a_text_call_and_finalize_answers_it_once():
+    patches: list[str] = []
+    f = facts(asked=patches)
+    text = '{"name": "note_list", "arguments": {}}'
+    failure, plain = answer_check(text, f.registered, f.patched, recovered=False)
+    assert failure is not None and failure.code == ErrorCode.REPLY_NOT_AN_ANSWER and not plain
+    assert patches == [TEXT_CALL_PATCH_ID]
+    action = finalize.judge(finalize.FinalizeTextCallReply(), Event(failure=failure), f)
+    assert action is not None and action.tools_off is True
+    f.uses[finalize.NAME] = 1
+    assert finalize.judge(finalize.FinalizeTextCallReply(), Event(failure=failure), f) is None
+
+
+def test_finalize_answers_only_the_answer_check():
+    other = CodedError(code=ErrorCode.EMPTY_FINAL, message="empty")
+    assert finalize.judge(finalize.FinalizeTextCallReply(), Event(failure=other), facts()) is None
+
+
+def test_a_plain_answer_passes_the_check_without_asking_a_patch():
+    patches: list[str] = []
+    f = facts(asked=patches)
+    assert answer_check("It is 80.", f.registered, f.patched, recovered=False) == (None, True)
+    assert patches == []
