@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from durable_loop.cli.codes import CliCode
+from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace
 from durable_loop.cli.errors import CliError
 from durable_loop.evals.codes import EvalCode
 
@@ -111,8 +112,35 @@ def eval_command(
         int, _opt("--local-port", "Port for the in-process local model (0: a free one).")
     ] = 0,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="Per-run lines.")] = 0,
+    from_sessions: Annotated[
+        str | None,
+        _opt(
+            "--from-sessions",
+            "Replay eval: recorded sessions (comma-separated) re-asked of --model, tool "
+            "calls answered from the record.",
+        ),
+    ] = None,
+    model: Annotated[str | None, _opt("--model", "Replay eval: the model to ask.")] = None,
+    preset: Annotated[
+        str, _opt("--preset", "Replay eval: recorded (the session's settings) or production.")
+    ] = "recorded",
+    address: Address = None,
+    namespace: Namespace = None,
+    api_key: ApiKey = None,
+    db_url: DbUrl = None,
 ) -> None:
     """Measure tool-calling reliability: scenarios through the real session workflow."""
+    if from_sessions is not None:
+        _replay(
+            from_sessions,
+            model=model,
+            preset=preset,
+            base_url=base_url,
+            temporal={"address": address, "namespace": namespace, "api_key": api_key},
+            db_url=db_url,
+            out=out,
+        )
+        return
     if pipeline == "router":
         _route_bench(
             local=local,
@@ -173,6 +201,41 @@ def eval_command(
         f"report: {directory}  (overall {summary.overall.success_rate:.0%}, "
         f"tool scenarios {summary.tool_scenarios.success_rate:.0%})"
     )
+
+
+def _replay(
+    from_sessions: str,
+    *,
+    model: str | None,
+    preset: str,
+    base_url: str | None,
+    temporal: dict[str, str | None],
+    db_url: str | None,
+    out: Path,
+) -> None:
+    """``--from-sessions``: the replay eval (durable_loop.evals.replay) of those sessions,
+    read from the server and store the connection flags name."""
+    from durable_loop.core.errors import DurableLoopError
+    from durable_loop.evals.replay.run import PRESETS, execute_replay, replay_settings
+    from durable_loop.worker.settings import WorkerSettings
+
+    if not model:
+        raise CliError(EvalCode.MISSING_MODEL, "--from-sessions needs --model: the model to ask")
+    if preset not in PRESETS:
+        raise CliError(
+            EvalCode.UNKNOWN_STRATEGY, f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}"
+        )
+    ids = [s.strip() for s in from_sessions.split(",") if s.strip()]
+    settings = WorkerSettings.load(temporal=temporal, db_url=db_url)
+    choose = replay_settings(model, preset, base_url)
+    try:
+        directory = asyncio.run(execute_replay(settings, ids, choose, out))
+    except DurableLoopError as err:
+        if isinstance(err, CliError):
+            raise
+        raise CliError(err.code, err.message) from None
+    print((directory / "report.md").read_text())
+    Console(stderr=True).print(f"report: {directory}")
 
 
 def _route_bench(

@@ -1,0 +1,1 @@
+"""Replay evals: recorded sessions re-asked of another model, tools answered from the record."""

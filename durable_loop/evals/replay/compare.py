@@ -1,0 +1,52 @@
+"""One message's original and replay compared: calls as (tool, canonical arguments)
+multisets, the final answer exactly."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pydantic import BaseModel
+
+from durable_loop.evals.replay.recorded import RecordedMessage
+from durable_loop.evals.replay.tools import ReplayTools
+
+
+class MessageResult(BaseModel):
+    session_id: str
+    index: int
+    replay_session: str
+    original: RecordedMessage
+    replay: RecordedMessage
+    served: int
+    new: int
+    matched_calls: int
+    different_calls: int
+    same_calls: bool
+    same_answer: bool
+
+
+def compare(
+    session_id: str,
+    index: int,
+    replay_id: str,
+    original: RecordedMessage,
+    replay: RecordedMessage,
+    tools: ReplayTools,
+) -> MessageResult:
+    before = Counter((c.name, c.arguments) for c in original.calls)
+    after = Counter((c.name, c.arguments) for c in replay.calls)
+    matched = sum((before & after).values())
+    logged = tools.calls_of(replay_id)
+    return MessageResult(
+        session_id=session_id,
+        index=index,
+        replay_session=replay_id,
+        original=original,
+        replay=replay,
+        served=sum(1 for c in logged if c.served),
+        new=sum(1 for c in logged if not c.served),
+        matched_calls=matched,
+        different_calls=sum(before.values()) + sum(after.values()) - 2 * matched,
+        same_calls=before == after,
+        same_answer=original.answer == replay.answer,
+    )

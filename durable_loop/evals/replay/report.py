@@ -1,0 +1,80 @@
+"""The replay report: per message, the original and the replay side by side (calls,
+final answer, tokens, latency), and the totals; ``replay.json`` and ``report.md`` in a
+directory of its own under the report root."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from durable_loop.evals.replay.compare import MessageResult
+
+
+def totals(results: Sequence[MessageResult]) -> dict[str, Any]:
+    n = len(results)
+    return {
+        "messages": n,
+        "same_calls_rate": sum(r.same_calls for r in results) / n if n else 0.0,
+        "same_answer_rate": sum(r.same_answer for r in results) / n if n else 0.0,
+        "calls_matched": sum(r.matched_calls for r in results),
+        "calls_different": sum(r.different_calls for r in results),
+        "calls_served_from_record": sum(r.served for r in results),
+        "calls_new": sum(r.new for r in results),
+        "tokens": {
+            "original": sum(r.original.tokens for r in results),
+            "replay": sum(r.replay.tokens for r in results),
+        },
+        "latency_ms": {
+            "original": sum(r.original.latency_ms for r in results),
+            "replay": sum(r.replay.latency_ms for r in results),
+        },
+    }
+
+
+def _cell(text: str | None, limit: int = 60) -> str:
+    flat = (text or "").replace("\n", " ").replace("|", "\\|")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def markdown(results: Sequence[MessageResult]) -> str:
+    t = totals(results)
+    lines = [
+        "# Replay eval",
+        "",
+        f"{t['messages']} messages: same calls {t['same_calls_rate']:.0%}, "
+        f"same final answer {t['same_answer_rate']:.0%}; calls matched {t['calls_matched']}, "
+        f"different {t['calls_different']}, served from the record "
+        f"{t['calls_served_from_record']}, new (not run) {t['calls_new']}.",
+        f"Tokens {t['tokens']['original']} → {t['tokens']['replay']}, "
+        f"latency {t['latency_ms']['original']} ms → {t['latency_ms']['replay']} ms.",
+        "",
+        "| session | # | message | calls orig → replay | same calls | new | same answer "
+        "| tokens | latency ms | answer orig / replay |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.session_id} | {r.index} | {_cell(r.original.text, 40)} "
+            f"| {len(r.original.calls)} → {len(r.replay.calls)} "
+            f"| {'yes' if r.same_calls else 'no'} | {r.new} "
+            f"| {'yes' if r.same_answer else 'no'} "
+            f"| {r.original.tokens} → {r.replay.tokens} "
+            f"| {r.original.latency_ms} → {r.replay.latency_ms} "
+            f"| {_cell(r.original.answer)} / {_cell(r.replay.answer)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_replay_report(root: Path, results: Sequence[MessageResult]) -> Path:
+    directory = root / f"replay-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}"
+    directory.mkdir(parents=True, exist_ok=True)
+    document = {
+        "totals": totals(results),
+        "messages": [r.model_dump(mode="json") for r in results],
+    }
+    (directory / "replay.json").write_text(json.dumps(document, indent=2) + "\n")
+    (directory / "report.md").write_text(markdown(results))
+    return directory
