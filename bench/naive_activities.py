@@ -65,7 +65,7 @@ class NaiveActivities:
             attempt=info.attempt,
             idempotency_key=f"{info.workflow_id}:{inp.call_id}",
         )
-        envelope, size, _ = await dispatch(
+        done = await dispatch(
             self.registry.get(inp.name),
             inp.name,
             inp.arguments,
@@ -74,6 +74,7 @@ class NaiveActivities:
             max_output_bytes=MAX_OUTPUT_BYTES,
             last_attempt=True,
         )
+        envelope, size = done.envelope, done.size
         return NaiveToolOutput(envelope=envelope, output_bytes=size)
 
     def all(self) -> list[object]:

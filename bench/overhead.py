@@ -231,7 +231,7 @@ async def in_process_round(llm: ScriptedLLM, work: Workload, index: int) -> Roun
                         attempt=1,
                         idempotency_key=f"inproc:{call.id}:{len(transcript)}",
                     )
-                    envelope, _, _ = await dispatch(
+                    done = await dispatch(
                         registry.get(call.name),
                         call.name,
                         call.arguments,
@@ -240,6 +240,7 @@ async def in_process_round(llm: ScriptedLLM, work: Workload, index: int) -> Roun
                         max_output_bytes=200_000,
                         last_attempt=True,
                     )
+                    envelope = done.envelope
                     transcript.append(Message.tool_result(call.id, call.name, envelope))
                     calls += 1
             return calls

@@ -1,5 +1,6 @@
 """The README's and the docs' Python examples import only from the public face
-(``from durable_loop import ...``) or, for test helpers, from ``durable_loop.testing``;
+(``from durable_loop import ...``) or, for test helpers, from ``durable_loop.testing``, or,
+for an application's own recoveries, from ``durable_loop.recoveries``;
 only names those export; and are valid Python."""
 
 from __future__ import annotations
@@ -11,16 +12,21 @@ from pathlib import Path
 import pytest
 
 import durable_loop
+import durable_loop.recoveries
 import durable_loop.testing
 from tests.docs.blocks import PAGES as DOC_PAGES
 from tests.docs.blocks import REPO, blocks_of
 
 PAGES = sorted([*DOC_PAGES, *(REPO / "examples").rglob("README.md")])
-# any module under durable_loop but ``durable_loop.testing`` itself (not its submodules)
-DEEP_IMPORT = re.compile(r"^\s*(from|import)\s+durable_loop\.(?!testing(?![\w.]))", re.MULTILINE)
+# any module under durable_loop but ``durable_loop.testing`` and ``durable_loop.recoveries``
+# themselves (not their submodules)
+DEEP_IMPORT = re.compile(
+    r"^\s*(from|import)\s+durable_loop\.(?!(testing|recoveries)(?![\w.]))", re.MULTILINE
+)
 FACES = {
     "durable_loop": set(durable_loop.__all__),
     "durable_loop.testing": set(durable_loop.testing.__all__),
+    "durable_loop.recoveries": set(durable_loop.recoveries.__all__),
 }
 
 

@@ -56,13 +56,19 @@ def test_a_deployment_name_makes_a_pinned_versioned_worker_and_none_an_unversion
     assert derived is not None and derived.version.build_id == default_build_id()
 
 
-def test_every_durable_loop_workflow_declares_itself_pinned():
+def test_workflows_declare_no_behaviour_and_a_versioned_worker_pins_them():
+    """A server refuses a declared behaviour from an unversioned worker, so the workflows
+    declare none; a versioned worker's default pins every one of them."""
     behaviours = {
         _Definition.must_from_class(w).name: _Definition.must_from_class(w).versioning_behavior
         for w in WORKFLOWS
     }
-    assert behaviours == dict.fromkeys(behaviours, VersioningBehavior.PINNED)
+    assert behaviours == dict.fromkeys(behaviours, VersioningBehavior.UNSPECIFIED)
     assert len(behaviours) == 3
+    config = deployment_config("shop", "b1")
+    assert config is not None
+    assert config.default_versioning_behavior is VersioningBehavior.PINNED
+    assert deployment_config(None) is None
 
 
 def test_settings_take_the_deployment_from_flags_then_environment():

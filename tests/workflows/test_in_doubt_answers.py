@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import pytest_asyncio
 from temporalio.client import WorkflowUpdateFailedError
 
 from durable_loop.activities.once_calls import marker_key
@@ -17,10 +18,19 @@ from durable_loop.core import names
 from durable_loop.core.approval_models import PendingToolCall
 from durable_loop.store.tool_attempts import ToolAttempts
 from durable_loop.testing import reply
+from durable_loop.testing.pytest_plugin import running_test_environment
 from tests.conftest import settings_for, unique
 from tests.workflows.approval_kit import approval_settings, hour
 from tests.workflows.proposal_kit import eventually, tool_envelopes
 from tests.workflows.test_once_tools import RESULT_SEQ, SEND, Mailer
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def temporal_env():
+    """A server of this module's own: skipping past a hold's expiry must not wait on another
+    module's leftover workflow task (no worker polls it, so it locks time skipping)."""
+    async with running_test_environment() as env:
+        yield env
 
 
 async def held_in_doubt(w, scripted_llm, *, died_runs: int = 1, env=None, ttl_hours=24.0):
