@@ -31,6 +31,7 @@ from durable_loop.core import names
 from durable_loop.core.config import RuntimeConfig, SessionSettings
 from durable_loop.core.endpoint import ContextWindow, LlmEndpoint
 from durable_loop.core.retry import RetrySettings
+from durable_loop.core.runtime_groups import HistoryConfig
 from durable_loop.testing import RecordedRequest, Reply, ScriptedLLM, reply
 
 DEFAULT_SIZES = (10, 100, 1000, 5000)
@@ -96,7 +97,7 @@ def settings(llm: ScriptedLLM, model: str, continue_after: int) -> SessionSettin
             retry=RetrySettings(initial_interval_s=0.1, maximum_attempts=3),
             context_window=ContextWindow(max_chars=WINDOW_CHARS),
         ),
-        runtime=RuntimeConfig(continue_as_new_after_events=continue_after),
+        runtime=RuntimeConfig(history=HistoryConfig(continue_as_new_after_events=continue_after)),
     )
 
 

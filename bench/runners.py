@@ -42,6 +42,7 @@ from durable_loop.core.config import SessionSettings as Settings
 from durable_loop.core.contracts import CloseRequest, UserMessage
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.retry import RetrySettings
+from durable_loop.core.runtime_groups import HistoryConfig
 from durable_loop.store import StoreConfig, open_store
 from durable_loop.testing import ScriptedLLM
 from durable_loop.worker.builder import WorkerDeps, WorkerTuning, build_worker, new_http_client
@@ -100,7 +101,9 @@ async def run_durable(
     llm.script(model, [], then=script)
     settings = Settings(
         llm=endpoint_for(llm, model),
-        runtime=RuntimeConfig(continue_as_new_after_events=cfg.continue_as_new_after_events),
+        runtime=RuntimeConfig(
+            history=HistoryConfig(continue_as_new_after_events=cfg.continue_as_new_after_events)
+        ),
     )
     store = open_store(StoreConfig.sqlite_file(cfg.workdir / f"{session_id}.db"))
     http = new_http_client()
