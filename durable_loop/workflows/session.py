@@ -69,6 +69,13 @@ UPGRADE_PATCH = "upgrade-on-continue-as-new"
 continue-as-new (docs/versioning.md); runs recorded before it never did."""
 
 
+def on_versioned_worker() -> bool:
+    """The task runs on a worker of a named deployment. An unversioned worker still reports
+    a version (its build id, no deployment name) live, and a replay may not."""
+    version = workflow.info().get_current_deployment_version()
+    return version is not None and bool(version.deployment_name)
+
+
 @workflow.defn(name=names.SESSION_WORKFLOW)
 class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAgentHandlers):
     """Pinned on a versioned worker (its default behaviour, :mod:`durable_loop.worker.
@@ -232,7 +239,7 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
         def ready() -> bool:
             return self._resumable() or self._takes_message() or self._closing is not None
 
-        versioned = workflow.info().get_current_deployment_version() is not None
+        versioned = on_versioned_worker()
         if ready() or not (versioned and workflow.patched(UPGRADE_PATCH)):
             await workflow.wait_condition(ready)
             return
@@ -253,7 +260,11 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
     def _moves_to_new_build(self) -> bool:
         """The deployment has a new target version and the session is at a safe point for
         it: no call held for a person or in flight, no proposal pending (the new run starts
-        on the new build, and takes everything ``_carry`` carries)."""
+        on the new build, and takes everything ``_carry`` carries). An unversioned worker
+        never moves: a dev server may report the version changed to a run of one, and a
+        replay does not, so the patch is only asked on a versioned worker."""
+        if not on_versioned_worker():
+            return False
         if not workflow.info().is_target_worker_deployment_version_changed():
             return False
         if self._in_progress is not None or self._parked is not None:
