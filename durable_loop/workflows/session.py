@@ -9,9 +9,8 @@ queue and a short transcript tail: the transcript itself lives in the store.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from datetime import timedelta
-from typing import Literal, NoReturn
+from typing import Literal
 
 from temporalio import workflow
 
@@ -23,7 +22,6 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.budget import budget_of
     from durable_loop.core.config import LoopStrategy
     from durable_loop.core.contracts import (
-        CancelMessageRequest,
         CarriedState,
         CloseRequest,
         ParkedMessage,
@@ -51,8 +49,10 @@ from durable_loop.workflows.model_routing import switch_result, switched_setting
 from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.refusals import refuse
 from durable_loop.workflows.router_pipeline import RouterPipeline
-from durable_loop.workflows.run_control import CANCEL_ANSWERS_FINAL, RunControl, cancelled
+from durable_loop.workflows.run_control import RunControl
+from durable_loop.workflows.session_cancel import CancelHandlers
 from durable_loop.workflows.session_cursor import SessionCursor
+from durable_loop.workflows.session_upgrade import SessionUpgrade
 from durable_loop.workflows.sub_agent_children import SubAgentChildren, SubAgentHandlers
 from durable_loop.workflows.tool_loop import MessageLoop
 from durable_loop.workflows.typed_answers import (
@@ -64,20 +64,17 @@ from durable_loop.workflows.typed_answers import (
 from durable_loop.workflows.visibility import SessionVisibility, VisibleState
 
 RECENT_RESULTS_KEPT = 32
-UPGRADE_PATCH = "upgrade-on-continue-as-new"
-"""A pinned session on a versioned worker moves to its deployment's new target version at
-continue-as-new (docs/versioning.md); runs recorded before it never did."""
-
-
-def on_versioned_worker() -> bool:
-    """The task runs on a worker of a named deployment. An unversioned worker still reports
-    a version (its build id, no deployment name) live, and a replay may not."""
-    version = workflow.info().get_current_deployment_version()
-    return version is not None and bool(version.deployment_name)
 
 
 @workflow.defn(name=names.SESSION_WORKFLOW)
-class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAgentHandlers):
+class SessionWorkflow(
+    ProposalHandlers,
+    ApprovalHandlers,
+    BudgetHandlers,
+    SubAgentHandlers,
+    CancelHandlers,
+    SessionUpgrade,
+):
     """Pinned on a versioned worker (its default behaviour, :mod:`durable_loop.worker.
     versioning`; not declared here, because a server refuses a declared behaviour from an
     unversioned worker): a run only ever executes the build it started on, so a new build never
@@ -86,11 +83,6 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
     a run moves to the deployment's new target version by continuing as new at its next
     safe point (:meth:`_moves_to_new_build`), idle ones too (:meth:`_wait_for_work`).
     On an unversioned worker nothing of this applies."""
-
-    upgrade_check_every = timedelta(minutes=5)
-    """How often an idle session on a versioned worker wakes to learn whether its
-    deployment has a new target version: the server tells a run only with a workflow task.
-    Each wake costs 5 history events (timer started and fired, one workflow task)."""
 
     @workflow.init
     def __init__(self, inp: SessionInput) -> None:
@@ -230,49 +222,6 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
             ):
                 self._continue_as_new(inp)
 
-    async def _wait_for_work(self, inp: SessionInput) -> None:
-        """Wait for a message, a decision or the close. Pinned to a build of a versioned
-        worker (``upgrade-on-continue-as-new`` patch), wake every
-        :attr:`upgrade_check_every` while waiting, and continue as new when the session
-        may move to a new build or its history is past its bound."""
-
-        def ready() -> bool:
-            return self._resumable() or self._takes_message() or self._closing is not None
-
-        versioned = on_versioned_worker()
-        if ready() or not (versioned and workflow.patched(UPGRADE_PATCH)):
-            await workflow.wait_condition(ready)
-            return
-        while not ready():
-            if workflow.all_handlers_finished() and self._should_continue_as_new():
-                self._continue_as_new(inp)
-            with contextlib.suppress(TimeoutError):
-                await workflow.wait_condition(ready, timeout=self.upgrade_check_every)
-
-    def _continue_as_new(self, inp: SessionInput) -> NoReturn:
-        if self._moves_to_new_build():
-            workflow.continue_as_new(
-                self._carry(inp),
-                initial_versioning_behavior=workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE,
-            )
-        workflow.continue_as_new(self._carry(inp))
-
-    def _moves_to_new_build(self) -> bool:
-        """The deployment has a new target version and the session is at a safe point for
-        it: no call held for a person or in flight, no proposal pending (the new run starts
-        on the new build, and takes everything ``_carry`` carries). An unversioned worker
-        never moves: a dev server may report the version changed to a run of one, and a
-        replay does not, so the patch is only asked on a versioned worker."""
-        if not on_versioned_worker():
-            return False
-        if not workflow.info().is_target_worker_deployment_version_changed():
-            return False
-        if self._in_progress is not None or self._parked is not None:
-            return False
-        if self._approvals.pending or self._proposals.pending or self._children.waiting():
-            return False
-        return workflow.patched(UPGRADE_PATCH)
-
     async def _load_catalog(self) -> ToolCatalog:
         out = await run_local_activity(
             LIST_TOOLS,
@@ -287,34 +236,6 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
         while len(self._results) > RECENT_RESULTS_KEPT:
             self._results.pop(next(iter(self._results)))
         self._bodies.retain([*self._results, *self._queued_ids()])
-
-    def _should_continue_as_new(self) -> bool:
-        return self._history_due() or self._moves_to_new_build()
-
-    def _history_due(self) -> bool:
-        info = workflow.info()
-        limit = self._settings.runtime.history.continue_as_new_after_events
-        return info.is_continue_as_new_suggested() or info.get_current_history_length() > limit
-
-    def _carry(self, inp: SessionInput) -> SessionInput:
-        recent = list(self._results.values())[-8:]
-        carried = CarriedState(
-            next_seq=self._cursor.next_seq,
-            turn_index=self._cursor.turn_index,
-            messages_done=self._messages_done,
-            run_index=self._run_index + 1,
-            usage=self._cursor.usage,
-            queue=self._queue,
-            recent_results=recent,
-            tail=self._cursor.tail,
-            proposals=self._proposals.state(),
-            dedup=self._cursor.dedup,
-            message_digests=self._bodies.of([*(r.message_id for r in recent), *self._queued_ids()]),
-            breaker=self._cursor.breaker,
-            approvals=self._approvals.state(),
-            parked=self._parked,
-        )
-        return SessionInput(session_id=inp.session_id, settings=self._settings, carried=carried)
 
     # ------------------------------------------------------------------ handlers
 
@@ -406,55 +327,6 @@ class SessionWorkflow(ProposalHandlers, ApprovalHandlers, BudgetHandlers, SubAge
         else:
             self._queue.append(queued)
         self._bodies.remember(message_id, message.text)
-
-    @workflow.update(name=names.UPDATE_CANCEL_MESSAGE)
-    async def cancel_message(self, request: CancelMessageRequest) -> RunResult:
-        """Cancel the running message (or a queued one); answers with its RunResult."""
-        final = workflow.patched(CANCEL_ANSWERS_FINAL)
-        message_id = self._cancel(request)
-        await workflow.wait_condition(lambda: self._settled(message_id, final=final))
-        return self._results[message_id]
-
-    def _settled(self, message_id: str, *, final: bool) -> bool:
-        """Whether ``message_id`` has the result a cancel answers with: since the
-        ``cancel-answers-final`` patch, not the interim one a parked message kept (a cancel
-        accepted right after a decision resumed it answered ``awaiting_approval``)."""
-        result = self._results.get(message_id)
-        if result is None:
-            return False
-        return not (final and result.status == "awaiting_approval")
-
-    @cancel_message.validator
-    def _validate_cancel(self, request: CancelMessageRequest) -> None:
-        refusal = self._cancel_refusal(request)
-        if refusal is not None:
-            raise refuse(*refusal)
-
-    @workflow.signal(name=names.SIGNAL_CANCEL_MESSAGE)
-    def request_cancel(self, request: CancelMessageRequest) -> None:
-        """The Signal form of ``cancel_message``: a request it would refuse is ignored."""
-        if self._cancel_refusal(request) is None:
-            self._cancel(request)
-
-    def _cancel_refusal(self, request: CancelMessageRequest) -> tuple[ErrorCode, str] | None:
-        queued = (m.message_id for m in self._queue)
-        return self._control.refusal(request, queued, self._results, self._parked_id())
-
-    def _parked_id(self) -> str | None:
-        return self._parked.message_id if self._parked is not None else None
-
-    def _cancel(self, request: CancelMessageRequest) -> str:
-        message_id = self._control.target(request, self._parked_id())
-        assert message_id is not None  # refused otherwise
-        if message_id == self._in_progress:
-            self._control.cancel_running(request.reason)
-        elif self._control.cancels_parked and message_id == self._parked_id():
-            self._control.parked_reason = request.reason
-        else:
-            self._queue = [m for m in self._queue if m.message_id != message_id]
-            result = RunResult(message_id=message_id, status="completed")
-            self._keep_result(cancelled(result, request.reason))
-        return message_id
 
     @workflow.signal(name=names.SIGNAL_CLOSE)
     def close(self, request: CloseRequest) -> None:
