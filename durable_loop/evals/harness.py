@@ -10,8 +10,11 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -22,7 +25,7 @@ from durable_loop.core.registry import ToolRegistry
 from durable_loop.evals.runner import EvalTarget
 from durable_loop.evals.scenarios_approvals import invoice_tools
 from durable_loop.evals.scenarios_recovery import note_tools
-from durable_loop.store import StoreConfig, open_store
+from durable_loop.store import StoreConfig, TranscriptStore, open_store
 from durable_loop.store.workspace import WorkspaceStore, open_workspace_store
 from durable_loop.tools.everyday import Notebook, demo_registry
 from durable_loop.tools.workspace import workspace_tools
@@ -50,30 +53,59 @@ async def start_environment(kind: str) -> WorkflowEnvironment:
     )
 
 
+@dataclass(frozen=True)
+class EvalEnvironment:
+    """A Temporal environment and a store that workers of one run share."""
+
+    name: str
+    client: Client
+    store: TranscriptStore
+    workspace: WorkspaceStore
+    http: httpx.AsyncClient
+    environ: Mapping[str, str]
+
+    @asynccontextmanager
+    async def batch(self, registry: ToolRegistry) -> AsyncIterator[EvalTarget]:
+        """A worker serving ``registry`` on its own task queue, for as long as it is open."""
+        deps = WorkerDeps(
+            store=self.store,
+            registry=registry,
+            http=self.http,
+            environ=dict(self.environ),
+            workspace=self.workspace,
+        )
+        queue = f"{self.name}-{uuid.uuid4().hex[:8]}"
+        sessions = SessionClient(self.client, task_queue=queue, search_attributes=False)
+        async with build_worker(self.client, deps, task_queue=queue):
+            yield EvalTarget(sessions=sessions, store=self.store, workspace=self.workspace)
+
+
 @asynccontextmanager
-async def eval_target(kind: str, environ: Mapping[str, str]) -> AsyncIterator[EvalTarget]:
-    """A throw-away environment, SQLite store and worker for one eval run."""
-    with tempfile.TemporaryDirectory(prefix="durable-loop-eval-") as tmp:
-        config = StoreConfig.sqlite_file(Path(tmp) / "eval.db")
+async def eval_environment(
+    kind: str, environ: Mapping[str, str], name: str = "eval"
+) -> AsyncIterator[EvalEnvironment]:
+    """A throw-away Temporal environment (``timeskip`` or ``dev``) and SQLite store; ``name``
+    names its directory, database and task queues."""
+    with tempfile.TemporaryDirectory(prefix=f"durable-loop-{name}-") as tmp:
+        config = StoreConfig.sqlite_file(Path(tmp) / f"{name}.db")
         store = open_store(config)
         workspace = open_workspace_store(config)
         http = new_http_client()
         env = await start_environment(kind)
         try:
-            deps = WorkerDeps(
-                store=store,
-                registry=eval_registry(workspace),
-                http=http,
-                environ=dict(environ),
-                workspace=workspace,
-            )
-            queue = f"eval-{uuid.uuid4().hex[:8]}"
-            worker = build_worker(env.client, deps, task_queue=queue)
-            sessions = SessionClient(env.client, task_queue=queue, search_attributes=False)
-            async with worker:
-                yield EvalTarget(sessions=sessions, store=store, workspace=workspace)
+            yield EvalEnvironment(name, env.client, store, workspace, http, environ)
         finally:
             await env.shutdown()
             await http.aclose()
             await workspace.close()
             await store.close()
+
+
+@asynccontextmanager
+async def eval_target(kind: str, environ: Mapping[str, str]) -> AsyncIterator[EvalTarget]:
+    """A throw-away environment, SQLite store and worker (every eval tool) for one run."""
+    async with (
+        eval_environment(kind, environ) as env,
+        env.batch(eval_registry(env.workspace)) as target,
+    ):
+        yield target

@@ -1,5 +1,6 @@
-"""One ``durable-loop eval`` run: build the jobs, run them with a progress bar, write the
-report. Offline (scripted behaviours, time-skipping server) unless live or local."""
+"""One ``durable-loop eval`` run of a suite (ours, or BFCL's through :class:`Suite`): build
+the jobs, run them with a progress bar, write the report. Offline (scripted behaviours,
+time-skipping server) unless live or local."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +33,7 @@ from durable_loop.evals.plan import LiveModel, LivePlan, live_jobs, offline_jobs
 from durable_loop.evals.profiles import profiles
 from durable_loop.evals.report import build_summary, report_dir, write_report
 from durable_loop.evals.runner import Job, run_jobs
+from durable_loop.evals.scenario import Scenario
 from durable_loop.evals.schema import RunRecord, Summary
 from durable_loop.evals.selection import select_scenarios
 from durable_loop.testing.scripted import ScriptedLLM
@@ -143,7 +145,14 @@ def live_plan(opts: EvalOptions) -> tuple[LivePlan, dict[str, list[str]]]:
 
 def offline_plan(opts: EvalOptions, llm: ScriptedLLM) -> list[Job]:
     names = list(BEHAVIOURS) if opts.behaviours in ("", "all") else opts.behaviours.split(",")
-    scenarios = select_scenarios(opts.scenarios)
+    return behaviour_jobs(names, select_scenarios(opts.scenarios), llm, opts)
+
+
+def behaviour_jobs(
+    names: list[str], scenarios: list[Scenario], llm: ScriptedLLM, opts: EvalOptions
+) -> list[Job]:
+    """Each named scripted behaviour over ``scenarios``, under each strategy: broken
+    under ``baseline``, with its fix under ``production``."""
     jobs: list[Job] = []
     for name in names:
         b = behaviour(name.strip())
@@ -212,42 +221,84 @@ def _line(record: RunRecord) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Suite:
+    """What one suite brings to a run; planning, progress and the report are shared."""
+
+    label: str
+    """The progress bar's description."""
+    scenarios: list[Scenario]
+    """What live jobs are planned over."""
+    offline_jobs: Callable[[ScriptedLLM], list[Job]]
+    run_jobs: Callable[[list[Job], str, Callable[[RunRecord], None]], Awaitable[list[RunRecord]]]
+    """Runs the jobs in an environment of the kind given (``dev`` or ``timeskip``)."""
+    summary_scenarios: list[str]
+    written: Callable[[Path, list[RunRecord]], object] | None = None
+    """Writes what the suite adds to the report directory."""
+
+
 async def execute(opts: EvalOptions, console: Console | None = None) -> tuple[Path, Summary]:
+    scenarios = select_scenarios(opts.scenarios)
+
+    async def in_target(
+        jobs: list[Job], kind: str, on_record: Callable[[RunRecord], None]
+    ) -> list[RunRecord]:
+        async with eval_target(kind, os.environ) as target:
+            return await run_jobs(jobs, target, parallel=opts.jobs, on_record=on_record)
+
+    suite = Suite(
+        label="eval runs",
+        scenarios=scenarios,
+        offline_jobs=lambda llm: offline_plan(opts, llm),
+        run_jobs=in_target,
+        summary_scenarios=[s.name for s in scenarios],
+    )
+    return await run_suite(opts, suite, console)
+
+
+async def run_suite(
+    opts: EvalOptions, suite: Suite, console: Console | None = None
+) -> tuple[Path, Summary]:
+    """Plan the suite's jobs (live, local or scripted), run them under a progress bar and
+    write the report."""
     console = console or Console(stderr=True)
     started = datetime.now(UTC)
-    scenarios = select_scenarios(opts.scenarios)
     with ExitStack() as stack:
         if opts.local:
-            base = stack.enter_context(local_model(opts, console))
-            opts.base_url, opts.provider = base, "openai"
-            if opts.models == "tag:stable":
-                opts.models = DEFAULT_ALIAS
-            if opts.profiles == "default":
-                opts.profiles = "catalog"
+            _use_local_model(opts, stack.enter_context(local_model(opts, console)))
         live = opts.live or opts.local
         if live:
             plan, applicable = live_plan(opts)
-            jobs = live_jobs(plan, scenarios, applicable)
-            kind = "dev"
+            jobs, kind = live_jobs(plan, suite.scenarios, applicable), "dev"
         else:
-            llm = stack.enter_context(ScriptedLLM())
-            jobs = offline_plan(opts, llm)
-            kind = "timeskip"
-        records = await _run_with_progress(jobs, kind, opts, console)
+            jobs, kind = suite.offline_jobs(stack.enter_context(ScriptedLLM())), "timeskip"
+        records = await _run_with_progress(suite, jobs, kind, opts, console)
     summary = build_summary(
         records,
         mode="live" if live else "offline",
-        scenarios=[s.name for s in scenarios],
+        scenarios=suite.summary_scenarios,
         trials=opts.trials,
         started_at=started.isoformat(timespec="seconds"),
     )
     directory = report_dir(opts.out, started)
     write_report(directory, records, summary)
+    if suite.written is not None:
+        suite.written(directory, records)
     return directory, summary
 
 
+def _use_local_model(opts: EvalOptions, base_url: str) -> None:
+    """Point the run at the local model, with the catalog's models and profiles unless
+    others were asked for."""
+    opts.base_url, opts.provider = base_url, "openai"
+    if opts.models == "tag:stable":
+        opts.models = DEFAULT_ALIAS
+    if opts.profiles == "default":
+        opts.profiles = "catalog"
+
+
 async def _run_with_progress(
-    jobs: list[Job], kind: str, opts: EvalOptions, console: Console
+    suite: Suite, jobs: list[Job], kind: str, opts: EvalOptions, console: Console
 ) -> list[RunRecord]:
     columns = (
         TextColumn("[progress.description]{task.description}"),
@@ -256,12 +307,11 @@ async def _run_with_progress(
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task("eval runs", total=len(jobs))
+        task = progress.add_task(suite.label, total=len(jobs))
 
         def on_record(record: RunRecord) -> None:
             progress.advance(task)
             if opts.verbose:
                 progress.console.print(_line(record), highlight=False)
 
-        async with eval_target(kind, os.environ) as target:
-            return await run_jobs(jobs, target, parallel=opts.jobs, on_record=on_record)
+        return await suite.run_jobs(jobs, kind, on_record)

@@ -8,9 +8,8 @@ import uuid
 from collections.abc import AsyncIterable, Awaitable
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Path, Query, status
+from fastapi import APIRouter, Depends, Path, Query, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
-from pydantic import JsonValue
 from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 
 from durable_loop.client.trace.arguments import ARGS_CHARS
@@ -19,67 +18,37 @@ from durable_loop.client.trace.models import Trace
 from durable_loop.client.trace.replies import REPLY_CHARS
 from durable_loop.client.workspace import AUDIT_ROWS, WorkspaceView
 from durable_loop.core import names
-from durable_loop.core.approvals import (
-    InDoubtAnswer,
-    Remember,
-    ToolApprovalList,
-    ToolCallDecided,
-    ToolCallDecision,
-    ToolPolicy,
-)
 from durable_loop.core.budget import BudgetChange, BudgetChangeResult
 from durable_loop.core.contracts import RunResult, SessionStatus
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.proposals import STORED_VERDICTS, DecisionResult, ProposalList, Verdict
-from durable_loop.core.session_ids import SESSION_ID_RULE, SessionIdText
+from durable_loop.core.proposals import DecisionResult, ProposalList
 from durable_loop.service.auth import require_identity
-from durable_loop.service.deps import ServiceDeps, deps_of
-from durable_loop.service.errors import ApiError, ErrorBody, ErrorDetail, refusal
+from durable_loop.service.deps import ServiceDeps
+from durable_loop.service.errors import ApiError, ErrorDetail, refusal
 from durable_loop.service.models import (
-    IDEMPOTENCY_KEY_PATTERN,
     Accepted,
-    AnswerToolCall,
     CancelMessage,
     CloseSession,
     Decide,
-    DecideToolCall,
     PendingListing,
     PostMessage,
     SessionStarted,
     SetBudget,
     StartSession,
-    WithdrawPolicy,
+)
+from durable_loop.service.params import (
+    ERROR_RESPONSES,
+    Deps,
+    IdempotencyKey,
+    Identity,
+    ProposalId,
+    SessionId,
 )
 from durable_loop.service.unbound_decisions import require_fingerprint
 
 router = APIRouter(
-    prefix="/v1",
-    dependencies=[Depends(require_identity)],
-    responses={
-        400: {"model": ErrorBody},
-        404: {"model": ErrorBody},
-        409: {"model": ErrorBody},
-        413: {"model": ErrorBody},
-    },
+    prefix="/v1", dependencies=[Depends(require_identity)], responses=ERROR_RESPONSES
 )
-Identity = Annotated[str, Depends(require_identity)]
-SessionId = Annotated[SessionIdText, Path(description=f"A session id: {SESSION_ID_RULE}")]
-ProposalId = Annotated[str, Path(min_length=1, max_length=200)]
-CallId = Annotated[str, Path(min_length=1, max_length=200)]
-
-
-IdempotencyKey = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        pattern=IDEMPOTENCY_KEY_PATTERN,
-        description="A retried POST with the same key returns the first reply "
-        "instead of starting a second turn",
-    ),
-]
-
-
-Deps = Annotated[ServiceDeps, Depends(deps_of)]
 
 
 async def checked_message_id(
@@ -313,136 +282,6 @@ async def set_budget(
     deps.directory.remember(session_id)
     change = BudgetChange(changed_by=identity, **body.model_dump())
     return await deps.sessions.set_budget(session_id, change)
-
-
-@router.get("/sessions/{session_id}/tool-calls", tags=["tool calls"])
-async def session_tool_calls(session_id: SessionId, deps: Deps) -> ToolApprovalList:
-    """Tool calls that wait for a person, recent decisions and refused decisions."""
-    listing = await deps.sessions.tool_approvals(session_id)
-    deps.directory.remember(session_id)
-    return listing
-
-
-@router.post("/sessions/{session_id}/tool-calls/{call_id}/decision", tags=["decisions"])
-async def decide_tool_call(
-    session_id: SessionId,
-    call_id: CallId,
-    body: DecideToolCall,
-    deps: Deps,
-    identity: Identity,
-) -> ToolCallDecided:
-    """Confirm (optionally with edited ``arguments``) or reject a held tool call, bound to
-    the ``fingerprint`` the approver saw; the token's identity is the approver. Refusals
-    (unknown call, expired, already decided, fingerprint mismatch, arguments that break the
-    tool's schema or size limit) come from the workflow, which audits each of them.
-    Without ``fingerprint``: 428 FINGERPRINT_REQUIRED, as for proposals (a service with
-    ``--allow-unbound-decisions`` binds the decision to the call pending now)."""
-    return await _decide_call(
-        session_id,
-        call_id,
-        deps,
-        identity,
-        STORED_VERDICTS[body.verdict],
-        fingerprint=body.fingerprint,
-        comment=body.comment,
-        arguments=body.arguments,
-        remember=body.remember,
-    )
-
-
-@router.post("/sessions/{session_id}/tool-calls/{call_id}/answer", tags=["decisions"])
-async def answer_tool_call(
-    session_id: SessionId,
-    call_id: CallId,
-    body: AnswerToolCall,
-    deps: Deps,
-    identity: Identity,
-) -> ToolCallDecided:
-    """Settle a call in doubt: ``happened`` (``result`` becomes the call's result),
-    ``run_again`` (it runs once more) or ``give_up`` (the model reads it did not run),
-    bound to the ``fingerprint`` the person saw; the token's identity answers. Refused and
-    audited by the workflow like a decision (an approval on a call in doubt, or an answer
-    on a call awaiting approval: INVALID_DECISION)."""
-    return await _decide_call(
-        session_id,
-        call_id,
-        deps,
-        identity,
-        body.answer,
-        fingerprint=body.fingerprint,
-        comment=body.comment,
-        result=body.result,
-    )
-
-
-async def _decide_call(
-    session_id: str,
-    call_id: str,
-    deps: ServiceDeps,
-    identity: str,
-    verdict: Verdict | InDoubtAnswer,
-    *,
-    fingerprint: str | None,
-    comment: str | None,
-    arguments: dict[str, JsonValue] | None = None,
-    remember: Remember | None = None,
-    result: str | None = None,
-) -> ToolCallDecided:
-    """Send a decision on a held call as the token's identity, bound to ``fingerprint``
-    (unbound only where the service allows it: the call pending now)."""
-    deps.directory.remember(session_id)
-    await require_fingerprint(
-        fingerprint,
-        deps,
-        session_id=session_id,
-        approver=identity,
-        target="tool",
-        decided_on=call_id,
-        comment=comment,
-    )
-    if fingerprint is None:
-        decision = await deps.sessions.tool_calls.decision_for(
-            session_id,
-            call_id,
-            verdict,
-            identity,
-            comment=comment,
-            arguments=arguments,
-            remember=remember,
-            result=result,
-        )
-    else:
-        decision = ToolCallDecision(
-            call_id=call_id,
-            verdict=verdict,
-            approver=identity,
-            fingerprint=fingerprint,
-            comment=comment,
-            arguments=arguments,
-            session_id=session_id,
-            remember=remember,
-            result=result,
-        )
-    return await deps.sessions.decide_tool_call(session_id, decision)
-
-
-@router.post("/sessions/{session_id}/tool-policies/{call_id}/withdraw", tags=["decisions"])
-async def withdraw_tool_policy(
-    session_id: SessionId,
-    call_id: CallId,
-    body: WithdrawPolicy,
-    deps: Deps,
-    identity: Identity,
-) -> ToolPolicy:
-    """Withdraw the standing approval set when ``call_id`` was approved with ``remember``
-    (the listing's ``policies``): later calls of its tool wait for a person again. The
-    token's identity withdraws it (it must be allowed to decide the tool's calls); the
-    workflow audits the withdrawal, and a refusal (no such standing approval: 404
-    UNKNOWN_TOOL_CALL)."""
-    deps.directory.remember(session_id)
-    return await deps.sessions.tool_calls.withdraw_policy(
-        session_id, call_id, identity, comment=body.comment
-    )
 
 
 @router.get("/sessions/{session_id}/trace", tags=["trace"])

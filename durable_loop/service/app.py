@@ -9,7 +9,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from durable_loop.service import api, pages, session_data_api
+from durable_loop.service import api, pages, session_data_api, tool_call_api
 from durable_loop.service.api_docs import install_api_docs
 from durable_loop.service.deps import DepsFactory, ServiceDeps
 from durable_loop.service.errors import ErrorBody, install_handlers
@@ -45,6 +45,7 @@ def create_app(deps: ServiceDeps | None = None, *, open_deps: DepsFactory | None
     app.add_middleware(RequestGate)
 
     app.include_router(api.router)
+    app.include_router(tool_call_api.router)
     app.include_router(session_data_api.router)
     app.include_router(pages.router)
     app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static")

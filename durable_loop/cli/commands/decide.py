@@ -12,59 +12,43 @@ decided gets ALREADY_DECIDED and how it was decided.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
-from durable_loop.cli.commands.options import Address, ApiKey, Namespace
+from durable_loop.cli.commands.decision_options import (
+    Approver,
+    AsJson,
+    Comment,
+    EditedArguments,
+    Fingerprint,
+    RememberFor,
+    RememberOn,
+    RememberWhen,
+    Session,
+    Target,
+)
+from durable_loop.cli.commands.options import Address, ApiKey, Namespace, temporal_flags
 
 if TYPE_CHECKING:
     from typing import NoReturn
 
     from pydantic import JsonValue
 
+    from durable_loop.client.proposals import ProposalClient
+    from durable_loop.client.tool_approvals import ToolApprovalClient
     from durable_loop.core.approval_models import (
         InDoubtAnswer,
         Remember,
         ToolApprovalList,
         ToolCallDecided,
     )
-    from durable_loop.core.proposals import DecisionResult, ProposalList, Verdict
-
-Session = Annotated[str, typer.Argument(help="Session id (workflow id session-<ID>).")]
-Target = Annotated[
-    str, typer.Argument(help="A held tool call's id or a proposal's id, as `pending` lists it.")
-]
-Approver = Annotated[
-    str, typer.Option("--as", help="Who decides (recorded in the audit log).", show_default=False)
-]
-Comment = Annotated[
-    str | None, typer.Option("--comment", help="Optional note; the model reads it.")
-]
-Fingerprint = Annotated[
-    str | None,
-    typer.Option("--fingerprint", help="Bind to this fingerprint instead of the pending one."),
-]
-AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-RememberOn = Annotated[
-    bool,
-    typer.Option(
-        "--remember",
-        help="A tool call only: approve later calls of the same tool too (for the rest "
-        "of the session, or --for); calls already waiting that it allows run now.",
-    ),
-]
-RememberFor = Annotated[
-    float | None, typer.Option("--for", help="With --remember: for this many seconds.", min=1)
-]
-RememberWhen = Annotated[
-    str | None,
-    typer.Option(
-        "--when",
-        help="With --remember: only calls whose arguments match this JSON Schema, e.g. "
-        '\'{"properties": {"amount": {"maximum": 100}}}\'.',
-    ),
-]
+    from durable_loop.core.proposals import (
+        DecisionResult,
+        ProposalDecision,
+        ProposalList,
+        Verdict,
+    )
 
 
 def approve(
@@ -72,14 +56,7 @@ def approve(
     target_id: Target,
     approver: Approver,
     comment: Comment = None,
-    arguments: Annotated[
-        str | None,
-        typer.Option(
-            "--args",
-            help="A tool call only: run it with these arguments instead (a JSON object, "
-            "checked against the tool's schema); the model reads which fields changed.",
-        ),
-    ] = None,
+    arguments: EditedArguments = None,
     fingerprint: Fingerprint = None,
     remember: RememberOn = False,
     remember_for: RememberFor = None,
@@ -91,9 +68,9 @@ def approve(
 ) -> None:
     """Approve TARGET_ID in session SESSION_ID: a held tool call runs (once), a proposal's
     facts change is committed (once); the model is told."""
-    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
     edited = parse_arguments(arguments)
     kept = remembered(remember, remember_for, remember_when)
+    temporal = temporal_flags(address, namespace, api_key)
     decide(
         session_id,
         target_id,
@@ -122,7 +99,7 @@ def reject(
     """Reject TARGET_ID in session SESSION_ID: a held tool call does not run (the model
     reads TOOL_CALL_REJECTED), a proposal leaves the facts unchanged; the model reads the
     comment."""
-    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal = temporal_flags(address, namespace, api_key)
     decide(session_id, target_id, "reject", approver, comment, fingerprint, None, as_json, temporal)
 
 
@@ -220,28 +197,17 @@ async def _send(
     calls_only: bool,
     result: str | None,
 ) -> ToolCallDecided | DecisionResult:
-    import asyncio
-
     from durable_loop.cli.commands.session_rpc import known_error, temporal_client
     from durable_loop.client.proposals import ProposalClient
     from durable_loop.client.tool_approvals import ToolApprovalClient
-    from durable_loop.core.proposals import ProposalDecision, ProposalList
 
     client = await temporal_client(temporal)
     calls, proposals = ToolApprovalClient(client), ProposalClient(client)
     try:
-        if calls_only:
-            held, proposed = await calls.listing(session_id), ProposalList()
-        else:
-            held, proposed = await asyncio.gather(
-                calls.listing(session_id), proposals.proposals(session_id)
-            )
+        held, proposed = await _listings(session_id, calls, proposals, calls_only)
         # a decided id goes the same way: the client, or the workflow for a decision bound
         # to --fingerprint, says how it was decided
-        call_ids = {c.call_id for c in held.pending} | {c.call_id for c in held.decided}
-        proposal_ids = {p.proposal_id for p in proposed.pending}
-        proposal_ids |= {p.proposal_id for p in proposed.decided}
-        if calls_only or target_id in call_ids:
+        if calls_only or target_id in _call_ids(held):
             call = await calls.decision_for(
                 session_id,
                 target_id,
@@ -255,27 +221,69 @@ async def _send(
                 result=result,
             )
             return await calls.decide(session_id, call)
-        if target_id in proposal_ids:
+        if target_id in _proposal_ids(proposed):
             if arguments is not None or remember is not None:
                 _refuse_arguments(target_id)
-            if verdict not in ("confirm", "reject"):
-                _refuse_answer(target_id)
-            if fingerprint is None and verdict == "confirm":
-                decision = await proposals.decision_for(
-                    session_id, target_id, verdict, approver, comment, listing=proposed
-                )
-            else:
-                decision = ProposalDecision(
-                    proposal_id=target_id,
-                    verdict=verdict,
-                    approver=approver,
-                    fingerprint=fingerprint,
-                    comment=comment,
-                )
+            decision = await _proposal_decision(
+                proposals, proposed, session_id, target_id, verdict, approver, comment, fingerprint
+            )
             return await proposals.decide(session_id, decision)
     except Exception as err:
         raise known_error(err, session_id) from None
     raise not_pending(session_id, target_id, held, proposed)
+
+
+async def _listings(
+    session_id: str, calls: ToolApprovalClient, proposals: ProposalClient, calls_only: bool
+) -> tuple[ToolApprovalList, ProposalList]:
+    """The held calls and (unless ``calls_only``) the proposals, read at once."""
+    import asyncio
+
+    from durable_loop.core.proposals import ProposalList
+
+    if calls_only:
+        return await calls.listing(session_id), ProposalList()
+    held, proposed = await asyncio.gather(
+        calls.listing(session_id), proposals.proposals(session_id)
+    )
+    return held, proposed
+
+
+def _call_ids(held: ToolApprovalList) -> set[str]:
+    return {c.call_id for c in held.pending} | {c.call_id for c in held.decided}
+
+
+def _proposal_ids(proposed: ProposalList) -> set[str]:
+    return {p.proposal_id for p in proposed.pending} | {p.proposal_id for p in proposed.decided}
+
+
+async def _proposal_decision(
+    proposals: ProposalClient,
+    proposed: ProposalList,
+    session_id: str,
+    proposal_id: str,
+    verdict: Verdict | InDoubtAnswer,
+    approver: str,
+    comment: str | None,
+    fingerprint: str | None,
+) -> ProposalDecision:
+    """The decision on a proposal: bound to ``fingerprint``, or (an approval without one)
+    to the proposal pending now."""
+    from durable_loop.core.proposals import ProposalDecision
+
+    if verdict not in ("confirm", "reject"):
+        _refuse_answer(proposal_id)
+    if fingerprint is None and verdict == "confirm":
+        return await proposals.decision_for(
+            session_id, proposal_id, verdict, approver, comment, listing=proposed
+        )
+    return ProposalDecision(
+        proposal_id=proposal_id,
+        verdict=verdict,
+        approver=approver,
+        fingerprint=fingerprint,
+        comment=comment,
+    )
 
 
 def _refuse_arguments(proposal_id: str) -> NoReturn:

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from durable_loop.cli.codes import CliCode
-from durable_loop.cli.commands.options import Address, ApiKey, Namespace, TaskQueue
+from durable_loop.cli.commands.options import (
+    Address,
+    ApiKey,
+    Namespace,
+    TaskQueue,
+    temporal_flags,
+)
 from durable_loop.cli.output_schema import (
     OutputSchemaFile,
     answer_of,
@@ -25,6 +31,7 @@ if TYPE_CHECKING:
 
     from temporalio.client import Client
 
+    from durable_loop.cli.errors import CliError
     from durable_loop.core.config import SessionSettings
     from durable_loop.core.contracts import RunResult
     from durable_loop.core.typed_output import OutputSchema
@@ -33,6 +40,54 @@ SETTINGS_PANEL = "Session settings (used when the session is started)"
 NOTICE_AFTER_S = 2.0
 """A reply not there by then: say what the message waits for, if a person holds it up."""
 CONFIG_CODES = {ErrorCode.CONFIG_ERROR, ErrorCode.PROVIDER_AUTH}
+
+
+Start = Annotated[
+    bool, typer.Option("--start", help="Start the session if it does not exist (needs a model).")
+]
+Model = Annotated[
+    str | None, typer.Option("--model", help="Model name.", rich_help_panel=SETTINGS_PANEL)
+]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="OpenAI-compatible base URL (without /v1).",
+        rich_help_panel=SETTINGS_PANEL,
+    ),
+]
+ApiKeyEnv = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key-env",
+        help="Name of the variable holding the provider API key in the WORKER's "
+        "environment (the key itself never enters history).",
+        rich_help_panel=SETTINGS_PANEL,
+    ),
+]
+Provider = Annotated[
+    str | None,
+    typer.Option("--provider", help="Provider adapter.", rich_help_panel=SETTINGS_PANEL),
+]
+System = Annotated[
+    str | None, typer.Option("--system", help="System prompt.", rich_help_panel=SETTINGS_PANEL)
+]
+SettingsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--settings",
+        help="SessionSettings as a JSON or TOML file; flags override its llm fields.",
+        rich_help_panel=SETTINGS_PANEL,
+    ),
+]
+MessageId = Annotated[
+    str | None, typer.Option("--message-id", help="Idempotency key for this message.")
+]
+Interrupt = Annotated[
+    bool,
+    typer.Option("--interrupt", help="Cancel the session's running message and run this one next."),
+]
+Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for the reply.")]
 
 
 def load_session_settings(
@@ -133,58 +188,16 @@ def _session_turns(result: RunResult) -> str:
 def send(
     session_id: Annotated[str, typer.Argument(help="Session id (workflow id session-<ID>).")],
     text: Annotated[str, typer.Argument(help="The user message.")],
-    start: Annotated[
-        bool,
-        typer.Option("--start", help="Start the session if it does not exist (needs a model)."),
-    ] = False,
-    model: Annotated[
-        str | None, typer.Option("--model", help="Model name.", rich_help_panel=SETTINGS_PANEL)
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            help="OpenAI-compatible base URL (without /v1).",
-            rich_help_panel=SETTINGS_PANEL,
-        ),
-    ] = None,
-    api_key_env: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key-env",
-            help="Name of the variable holding the provider API key in the WORKER's "
-            "environment (the key itself never enters history).",
-            rich_help_panel=SETTINGS_PANEL,
-        ),
-    ] = None,
-    provider: Annotated[
-        str | None,
-        typer.Option("--provider", help="Provider adapter.", rich_help_panel=SETTINGS_PANEL),
-    ] = None,
-    system: Annotated[
-        str | None,
-        typer.Option("--system", help="System prompt.", rich_help_panel=SETTINGS_PANEL),
-    ] = None,
-    settings_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--settings",
-            help="SessionSettings as a JSON or TOML file; flags override its llm fields.",
-            rich_help_panel=SETTINGS_PANEL,
-        ),
-    ] = None,
-    message_id: Annotated[
-        str | None, typer.Option("--message-id", help="Idempotency key for this message.")
-    ] = None,
-    interrupt: Annotated[
-        bool,
-        typer.Option(
-            "--interrupt", help="Cancel the session's running message and run this one next."
-        ),
-    ] = False,
-    timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds to wait for the reply.")
-    ] = 300,
+    start: Start = False,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = None,
+    provider: Provider = None,
+    system: System = None,
+    settings_file: SettingsFile = None,
+    message_id: MessageId = None,
+    interrupt: Interrupt = False,
+    timeout: Timeout = 300,
     as_json: Annotated[bool, typer.Option("--json", help="Print the RunResult as JSON.")] = False,
     output_schema_file: OutputSchemaFile = None,
     address: Address = None,
@@ -195,13 +208,12 @@ def send(
     """Send TEXT to session SESSION_ID and print the reply and a run summary."""
     import asyncio
 
-    from durable_loop.cli.errors import CliError
     from durable_loop.cli.tracing import client_tracing
 
-    starting = start or model is not None or settings_file is not None
     output_schema = load_output_schema(output_schema_file)
-    settings = (
-        load_session_settings(
+    settings = None
+    if start or model is not None or settings_file is not None:
+        settings = load_session_settings(
             settings_file,
             model=model,
             base_url=base_url,
@@ -209,9 +221,6 @@ def send(
             provider=provider,
             system=system,
         )
-        if starting
-        else None
-    )
     with client_tracing():
         result = asyncio.run(
             _send(
@@ -222,10 +231,18 @@ def send(
                 interrupt=interrupt,
                 output_schema=output_schema,
                 timeout=timeout,
-                temporal={"address": address, "namespace": namespace, "api_key": api_key},
+                temporal=temporal_flags(address, namespace, api_key),
                 task_queue=task_queue,
             )
         )
+    _print_result(result, session_id, as_json)
+
+
+def _print_result(result: RunResult, session_id: str, as_json: bool) -> None:
+    """The reply on stdout and the summary on stderr (or the RunResult as JSON); a
+    configuration error is a coded CLI error, a failed run exits 1."""
+    from durable_loop.cli.errors import CliError
+
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     if result.error is not None and result.error.code in CONFIG_CODES:
@@ -254,16 +271,11 @@ async def _send(
 ) -> RunResult:
     import asyncio
 
-    from temporalio.client import (
-        WorkflowUpdateFailedError,
-        WorkflowUpdateRPCTimeoutOrCancelledError,
-    )
-    from temporalio.service import RPCError, RPCStatusCode
+    from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 
     from durable_loop.cli.errors import CliError
     from durable_loop.client.connect import connect
     from durable_loop.client.late_reply import probe_wait
-    from durable_loop.client.refusals import refusal_of
     from durable_loop.client.sessions import SessionClient
     from durable_loop.client.update_retry import new_message_id
     from durable_loop.worker.settings import WorkerSettings
@@ -297,16 +309,32 @@ async def _send(
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         wait = await probe_wait(client, session_id, message_id)
         raise CliError(CliCode.NO_REPLY, f"no reply within {timeout:g}s: {wait.text()}") from None
-    except WorkflowUpdateFailedError as err:
+    except Exception as err:
+        refused = _refusal(err, session_id)
+        if refused is None:
+            raise
+        raise refused from None
+
+
+def _refusal(err: Exception, session_id: str) -> CliError | None:
+    """A refused Update or a missing session as a coded CLI error (None: neither)."""
+    from temporalio.client import WorkflowUpdateFailedError
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from durable_loop.cli.errors import CliError
+    from durable_loop.client.refusals import refusal_of
+
+    if isinstance(err, WorkflowUpdateFailedError):
         refused = refusal_of(err)
-        raise CliError(refused.code or ErrorCode.UPDATE_REFUSED, refused.message) from None
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND and "workflow" in err.message.lower():
-            raise CliError(
-                ErrorCode.SESSION_NOT_FOUND,
-                f"no running session {session_id!r}: pass --start with --model to start it",
-            ) from None
-        raise
+        return CliError(refused.code or ErrorCode.UPDATE_REFUSED, refused.message)
+    if not isinstance(err, RPCError) or err.status != RPCStatusCode.NOT_FOUND:
+        return None
+    if "workflow" in err.message.lower():
+        return CliError(
+            ErrorCode.SESSION_NOT_FOUND,
+            f"no running session {session_id!r}: pass --start with --model to start it",
+        )
+    return None
 
 
 async def _reply_or_notice(

@@ -18,20 +18,22 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from durable_loop.cli.commands.decide import (
+from durable_loop.cli.commands.decide import decide, parse_arguments, remembered
+from durable_loop.cli.commands.decision_options import (
+    Answer,
     Approver,
+    Arguments,
     AsJson,
+    Call,
     Comment,
     Fingerprint,
     RememberFor,
     RememberOn,
     RememberWhen,
+    Result,
     Session,
-    decide,
-    parse_arguments,
-    remembered,
 )
-from durable_loop.cli.commands.options import Address, ApiKey, Namespace
+from durable_loop.cli.commands.options import Address, ApiKey, Namespace, temporal_flags
 from durable_loop.cli.commands.session_rpc import known_error, temporal_client
 from durable_loop.cli.lazy import WholeHelpGroup
 
@@ -52,22 +54,6 @@ app = typer.Typer(
     cls=WholeHelpGroup, help="Tool calls held for a person's approval.", no_args_is_help=True
 )
 
-Call = Annotated[str, typer.Argument(help="Tool call id, as listed by `tool-calls list`.")]
-Arguments = Annotated[
-    str, typer.Option("--args", help="The arguments the call runs with, as a JSON object.")
-]
-Answer = Annotated[
-    str,
-    typer.Argument(
-        help="happened (its effect took place; --result is what the model reads), run_again "
-        "(run it once more) or give_up (the model reads that it did not run)."
-    ),
-]
-Result = Annotated[
-    str | None,
-    typer.Option("--result", help="With happened: the call's result, as the model reads it."),
-]
-
 
 @app.command("list")
 def list_calls(
@@ -81,7 +67,7 @@ def list_calls(
     and refused decisions."""
     import asyncio
 
-    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal = temporal_flags(address, namespace, api_key)
     listing, proposals = asyncio.run(_list(session_id, temporal))
     if as_json:
         typer.echo(listing.model_dump_json(indent=2))
@@ -105,7 +91,7 @@ def approve(
     api_key: ApiKey = None,
 ) -> None:
     """Approve CALL_ID: it runs once with the arguments the model gave."""
-    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal = temporal_flags(address, namespace, api_key)
     kept = remembered(remember, remember_for, remember_when)
     decide_call(
         session_id,
@@ -138,7 +124,7 @@ def edit(
 ) -> None:
     """Approve CALL_ID with edited arguments (checked against the tool's schema); the
     model reads which fields a person changed."""
-    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal = temporal_flags(address, namespace, api_key)
     edited = parse_arguments(arguments)
     decide_call(
         session_id,
@@ -166,7 +152,7 @@ def reject(
     api_key: ApiKey = None,
 ) -> None:
     """Reject CALL_ID: it does not run; the model reads TOOL_CALL_REJECTED and the comment."""
-    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal = temporal_flags(address, namespace, api_key)
     decide_call(session_id, call_id, "reject", approver, comment, fingerprint, as_json, temporal)
 
 
@@ -190,7 +176,7 @@ def answer(
     from durable_loop.core.approval_models import IN_DOUBT_ANSWERS
     from durable_loop.core.errors import ErrorCode
 
-    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal = temporal_flags(address, namespace, api_key)
     typed = verdict.strip().lower().replace("-", "_")
     word = next((a for a in IN_DOUBT_ANSWERS if a == typed), None)
     if word is None:
@@ -223,7 +209,7 @@ def withdraw(
 
     from durable_loop.core.visible_text import visible
 
-    temporal: dict[str, object] = {"address": address, "namespace": namespace, "api_key": api_key}
+    temporal = temporal_flags(address, namespace, api_key)
 
     async def send(calls: ToolApprovalClient) -> ToolPolicy:
         return await calls.withdraw_policy(session_id, call_id, approver, comment=comment)

@@ -18,6 +18,7 @@ from durable_loop.client.trace.models import (
     CallRow,
     DecodedRun,
     LlmCall,
+    MessageRow,
     RepairRun,
     RunInfo,
     ToolRun,
@@ -30,11 +31,13 @@ from durable_loop.core.activity_contracts import AppendItem, ToolCallSummary
 from durable_loop.core.contracts import RunResult
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import CodedError, ErrorCode
-from durable_loop.core.messages import StoredMessage
+from durable_loop.core.messages import StoredMessage, Usage
 from durable_loop.core.outcome import preview
 from durable_loop.core.reply_meta import ReusedResultMeta
 
 USER_PREVIEW_CHARS = 200
+Tried = list[tuple[int, list[LlmCall]]]
+"""Per turn in transcript order: the run index and the LLM calls that tried the turn."""
 
 
 class _Index:
@@ -221,7 +224,7 @@ def _turn_row(tries: Sequence[LlmCall], run_index: int, index: _Index, until_seq
     )
 
 
-def _turns_tried(runs: Sequence[DecodedRun]) -> list[tuple[int, list[LlmCall]]]:
+def _turns_tried(runs: Sequence[DecodedRun]) -> Tried:
     """(run index, the calls that tried it) per turn, in transcript order."""
     calls = sorted(
         ((r.run_index, c) for r in runs for c in r.llm_calls),
@@ -254,6 +257,34 @@ def build_trace(
     rows = list(stored or [])
     index = _Index(runs, rows)
     tried = _turns_tried(runs)
+    turns = link_sub_agents(_turn_rows(tried, index), session_id, runs)
+    children = sub_agent_usage(runs)
+    results, answered_at = _message_results(runs)
+    by_message = _by_message(turns, tried, rows, results, index, reply_chars)
+    turn_at = {tries[0].input.turn: (r, tries[0].scheduled_event_id) for r, tries in tried}
+    entries = [_own(e, session_id) for run in runs for e in run.entries]
+    trace = Trace(
+        session_id=session_id,
+        workflow_id=workflow_id,
+        namespace=namespace,
+        runs=[_run_info(r) for r in runs],
+        turns=turns,
+        messages=len(rows),
+        user_messages=_user_count(rows, turns),
+        message_results=list(results.values()),
+        by_message=by_message,
+        entries=place_entries(entries, by_message, turn_at, answered_at),
+        store_read=stored is not None,
+        usage=_usage(runs, tried, children),
+        sub_agent_usage=children,
+        ui_url=f"{ui_url}/namespaces/{namespace}/workflows/{workflow_id}" if ui_url else None,
+    )
+    return with_arguments(trace, rows, args_chars)
+
+
+def _turn_rows(tried: Tried, index: _Index) -> list[TurnRow]:
+    """A row per turn; a turn's calls are looked for up to the next turn's assistant seq
+    (the last turn: up to the end of what is known)."""
     last_seq = max([*index.stored, *index.appends], default=0)
     turns: list[TurnRow] = []
     for position, (run_index, tries) in enumerate(tried):
@@ -262,24 +293,56 @@ def build_trace(
         else:
             until = max(last_seq, tries[-1].input.assistant_seq + _call_count(tries[-1])) + 1
         turns.append(_turn_row(tries, run_index, index, until))
-    turns = link_sub_agents(turns, session_id, runs)
-    children = sub_agent_usage(runs)
+    return turns
+
+
+def _usage(runs: Sequence[DecodedRun], tried: Tried, children: Usage) -> Usage:
+    """Tokens of every turn's last try, every recovery's re-issue and the sub-agents."""
     usage = sum((t[-1].output.usage for _, t in tried if t[-1].output), children)
     repaired = (r.output.usage for run in runs for r in run.repairs if r.output is not None)
-    usage = sum(repaired, usage)
+    return sum(repaired, usage)
+
+
+def _message_results(
+    runs: Sequence[DecodedRun],
+) -> tuple[dict[str, RunResult], dict[str, Position]]:
+    """Each message's result (sub-agents' included) and where in history it was answered
+    first."""
     results: dict[str, RunResult] = {}
     answered_at: dict[str, Position] = {}
     for run in runs:
         results.update({r.message_id: r for r in [*run.results, *run.child_results]})
         for message_id, event_id in run.result_events.items():
             answered_at.setdefault(message_id, (run.run_index, event_id))
-    user_stored = [m for m in rows if m.message.role == "user" and not m.message.synthetic]
-    user_messages = len(user_stored) if rows else sum(1 for t in turns if t.user_text)
-    users = {m.seq: preview(m.message.content, USER_PREVIEW_CHARS) for m in user_stored}
+    return results, answered_at
+
+
+def _user_stored(rows: Sequence[StoredMessage]) -> list[StoredMessage]:
+    return [m for m in rows if m.message.role == "user" and not m.message.synthetic]
+
+
+def _user_count(rows: Sequence[StoredMessage], turns: Sequence[TurnRow]) -> int:
+    """Users' messages in the store; without the store, the turns that carry one."""
+    if rows:
+        return len(_user_stored(rows))
+    return sum(1 for t in turns if t.user_text)
+
+
+def _by_message(
+    turns: list[TurnRow],
+    tried: Tried,
+    rows: Sequence[StoredMessage],
+    results: dict[str, RunResult],
+    index: _Index,
+    reply_chars: int | None,
+) -> list[MessageRow]:
+    """The turns grouped by the user's message they answer, each with its reply and
+    usage once its result is known."""
+    users = {m.seq: preview(m.message.content, USER_PREVIEW_CHARS) for m in _user_stored(rows)}
     for tries in (t for _, t in tried):
         if (user := _user_message(tries[0])) is not None:
             users.setdefault(*user)
-    by_message = [
+    return [
         row.model_copy(
             update={
                 "reply": reply_of(results[row.message_id], index.stored, reply_chars),
@@ -290,34 +353,16 @@ def build_trace(
         else row
         for row in message_rows(turns, users, list(results.values()))
     ]
-    turn_at = {tries[0].input.turn: (r, tries[0].scheduled_event_id) for r, tries in tried}
-    entries = [_own(e, session_id) for run in runs for e in run.entries]
-    trace = Trace(
-        session_id=session_id,
-        workflow_id=workflow_id,
-        namespace=namespace,
-        runs=[
-            RunInfo(
-                run_index=r.run_index,
-                run_id=r.run_id,
-                event_count=r.event_count,
-                history_bytes=r.history_bytes,
-                turns=len({c.input.turn for c in r.llm_calls}),
-            )
-            for r in runs
-        ],
-        turns=turns,
-        messages=len(rows),
-        user_messages=user_messages,
-        message_results=list(results.values()),
-        by_message=by_message,
-        entries=place_entries(entries, by_message, turn_at, answered_at),
-        store_read=stored is not None,
-        usage=usage,
-        sub_agent_usage=children,
-        ui_url=f"{ui_url}/namespaces/{namespace}/workflows/{workflow_id}" if ui_url else None,
+
+
+def _run_info(run: DecodedRun) -> RunInfo:
+    return RunInfo(
+        run_index=run.run_index,
+        run_id=run.run_id,
+        event_count=run.event_count,
+        history_bytes=run.history_bytes,
+        turns=len({c.input.turn for c in run.llm_calls}),
     )
-    return with_arguments(trace, rows, args_chars)
 
 
 def _own(entry: TraceEntry, session_id: str) -> TraceEntry:

@@ -4,24 +4,18 @@ evals do, run them batch by batch with a progress bar, write the report and BFCL
 from __future__ import annotations
 
 import os
-from contextlib import ExitStack
-from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from durable_loop.cli.local_llm import DEFAULT_ALIAS
-from durable_loop.evals.behaviours import behaviour
 from durable_loop.evals.bfcl.package import load_bfcl
 from durable_loop.evals.bfcl.report import scores, write_scores
 from durable_loop.evals.bfcl.suite import BfclSelection, Recorders, run_entry_jobs, select
-from durable_loop.evals.plan import live_jobs, offline_jobs
-from durable_loop.evals.report import build_summary, report_dir, write_report
-from durable_loop.evals.run import EvalOptions, live_plan, local_model, strategies
+from durable_loop.evals.run import EvalOptions, Suite, behaviour_jobs, run_suite
 from durable_loop.evals.runner import Job
 from durable_loop.evals.scenario import Scenario
-from durable_loop.evals.schema import Summary
+from durable_loop.evals.schema import RunRecord, Summary
 from durable_loop.testing.scripted import ScriptedLLM
 
 OFFLINE_BEHAVIOUR = "well_behaved"
@@ -31,69 +25,37 @@ def offline_bfcl_jobs(opts: EvalOptions, scenarios: list[Scenario], llm: Scripte
     """Scripted behaviours playing BFCL's answers (``--behaviours``; all means the one
     that calls tools as providers do: the harness's own check, not a benchmark)."""
     names = [OFFLINE_BEHAVIOUR] if opts.behaviours in ("", "all") else opts.behaviours.split(",")
-    jobs: list[Job] = []
-    for name in names:
-        b = behaviour(name.strip())
-        for strategy in strategies(opts.strategies):
-            update = b.broken_under if strategy == "baseline" else {**b.broken_under, **b.fix}
-            jobs += offline_jobs(
-                scenarios, b, llm, strategy=strategy, update=update, trials=opts.trials
-            )
-    return jobs
+    return behaviour_jobs(names, scenarios, llm, opts)
 
 
 async def execute_bfcl(
     opts: EvalOptions, selection: BfclSelection, console: Console | None = None
 ) -> tuple[Path, Summary]:
-    console = console or Console(stderr=True)
     bfcl = load_bfcl()
-    started = datetime.now(UTC)
     recorders = Recorders()
     runs = select(bfcl, selection, recorders)
     scenarios = [run.scenario for run in runs]
-    with ExitStack() as stack:
-        if opts.local:
-            base = stack.enter_context(local_model(opts, console))
-            opts.base_url, opts.provider = base, "openai"
-            if opts.models == "tag:stable":
-                opts.models = DEFAULT_ALIAS
-            if opts.profiles == "default":
-                opts.profiles = "catalog"
-        live = opts.live or opts.local
-        if live:
-            plan, applicable = live_plan(opts)
-            jobs = live_jobs(plan, scenarios, applicable)
-            kind = "dev"
-        else:
-            llm = stack.enter_context(ScriptedLLM())
-            jobs = offline_bfcl_jobs(opts, scenarios, llm)
-            kind = "timeskip"
-        columns = (
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
+
+    async def in_batches(
+        jobs: list[Job], kind: str, on_record: Callable[[RunRecord], None]
+    ) -> list[RunRecord]:
+        return await run_entry_jobs(
+            bfcl,
+            runs,
+            jobs,
+            recorders,
+            kind=kind,
+            environ=dict(os.environ),
+            parallel=opts.jobs,
+            on_record=on_record,
         )
-        with Progress(*columns, console=console, transient=False) as progress:
-            task = progress.add_task("bfcl sessions", total=len(jobs))
-            records = await run_entry_jobs(
-                bfcl,
-                runs,
-                jobs,
-                recorders,
-                kind=kind,
-                environ=dict(os.environ),
-                parallel=opts.jobs,
-                on_record=lambda _: progress.advance(task),
-            )
-    summary = build_summary(
-        records,
-        mode="live" if live else "offline",
-        scenarios=list(dict.fromkeys(run.entry.category for run in runs)),
-        trials=opts.trials,
-        started_at=started.isoformat(timespec="seconds"),
+
+    suite = Suite(
+        label="bfcl sessions",
+        scenarios=scenarios,
+        offline_jobs=lambda llm: offline_bfcl_jobs(opts, scenarios, llm),
+        run_jobs=in_batches,
+        summary_scenarios=list(dict.fromkeys(run.entry.category for run in runs)),
+        written=lambda directory, records: write_scores(directory, scores(bfcl, records)),
     )
-    directory = report_dir(opts.out, started)
-    write_report(directory, records, summary)
-    write_scores(directory, scores(bfcl, records))
-    return directory, summary
+    return await run_suite(opts, suite, console)

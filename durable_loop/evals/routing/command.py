@@ -17,7 +17,10 @@ import typer
 from durable_loop.evals.codes import EvalCode
 
 if TYPE_CHECKING:
-    from durable_loop.evals.routing.report import BenchReport
+    from collections.abc import Callable
+
+    from durable_loop.evals.routing.report import BenchReport, QueryOutcome
+    from durable_loop.testing import ScriptedLLM
 
 DEFAULT_QUERIES = Path("evals/routing/queries.toml")
 DEFAULT_OUT = Path("bench/results")
@@ -110,9 +113,6 @@ async def _run(
     from durable_loop.core.retry import RetrySettings
     from durable_loop.evals.routing.bench import RoutingBench, load_queries
     from durable_loop.evals.routing.bench_tools import travel_desk
-    from durable_loop.evals.routing.report import QueryOutcome
-    from durable_loop.evals.routing.scripted_models import BEHAVIOURS
-    from durable_loop.testing import ScriptedLLM
     from durable_loop.worker.builder import new_http_client
 
     specs = travel_desk().specs()
@@ -120,14 +120,8 @@ async def _run(
     router = RouterConfig(repair_attempts=repair_attempts, json_mode=json_mode)
     server: ScriptedLLM | None = None
     if base_url is None:
-        if scripted not in BEHAVIOURS:
-            raise CliError(
-                EvalCode.UNKNOWN_BEHAVIOUR, f"--scripted must be one of {sorted(BEHAVIOURS)}"
-            )
-        server = ScriptedLLM().start()
-        model = f"scripted-{scripted}"
-        server.script(model, [], then=BEHAVIOURS[scripted])
-        base_url = server.base_url
+        server = _offline_server(scripted)
+        model, base_url = _offline_model(scripted), server.base_url
     elif not model:
         raise CliError(EvalCode.MISSING_MODEL, "--model is required with --base-url")
     endpoint = LlmEndpoint(
@@ -144,23 +138,50 @@ async def _run(
             http, endpoint, specs, router=router, environ=dict(os.environ), route_only=route_only
         )
         behaviour = "live" if server is None else scripted
-
-        def progress(done: int, outcome: QueryOutcome) -> None:
-            mark = "ok " if outcome.correct else "MISS"
-            route = f"{outcome.choice} {outcome.tool or ''}".strip()
-            typer.echo(
-                f"[{done}/{len(labelled)}] {mark} {outcome.id}: {route}"
-                f" ({outcome.router_ms} + {outcome.executor_ms} ms)",
-                err=True,
-            )
-
         return await bench.run(
-            labelled, behaviour=behaviour, queries_file=str(queries), progress=progress
+            labelled,
+            behaviour=behaviour,
+            queries_file=str(queries),
+            progress=_progress_printer(len(labelled)),
         )
     finally:
         await http.aclose()
         if server is not None:
             server.stop()
+
+
+def _offline_model(scripted: str) -> str:
+    return f"scripted-{scripted}"
+
+
+def _offline_server(scripted: str) -> ScriptedLLM:
+    """A started scripted endpoint that answers the offline model with ``scripted``."""
+    from durable_loop.cli.errors import CliError
+    from durable_loop.evals.routing.scripted_models import BEHAVIOURS
+    from durable_loop.testing import ScriptedLLM
+
+    if scripted not in BEHAVIOURS:
+        raise CliError(
+            EvalCode.UNKNOWN_BEHAVIOUR, f"--scripted must be one of {sorted(BEHAVIOURS)}"
+        )
+    server = ScriptedLLM().start()
+    server.script(_offline_model(scripted), [], then=BEHAVIOURS[scripted])
+    return server
+
+
+def _progress_printer(total: int) -> Callable[[int, QueryOutcome], None]:
+    """One stderr line per query as it is measured."""
+
+    def progress(done: int, outcome: QueryOutcome) -> None:
+        mark = "ok " if outcome.correct else "MISS"
+        route = f"{outcome.choice} {outcome.tool or ''}".strip()
+        typer.echo(
+            f"[{done}/{total}] {mark} {outcome.id}: {route}"
+            f" ({outcome.router_ms} + {outcome.executor_ms} ms)",
+            err=True,
+        )
+
+    return progress
 
 
 def _print(report: BenchReport) -> None:
