@@ -12,11 +12,22 @@ Under patch ``in-doubt-to-person`` the workflow puts such a call to a person; th
 again" comes back as ``rerun`` = n, and that run marks itself under a key of its own
 (:func:`marker_key`), so it runs the body once despite the earlier marker, and its own death
 puts the call in doubt again rather than letting a retry run it a third time.
+
+First settlement wins (:meth:`ToolAttempts.settle`): a body's result is stored only if its
+attempt settles the call first. A call put in doubt is settled by no body (the retry that
+found the marker, the attempt whose tool timeout passed, a person's "run it again" for the
+run before, an attempt that learns its activity timed out on the server), so a body that
+ignored its timeout and returns after that has its result discarded, with a log line: what
+the model reads is the person's answer, as the audit says.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Awaitable, Callable
+
+from temporalio import activity
 
 from durable_loop.activities.dispatch import (
     Dispatched,
@@ -28,7 +39,13 @@ from durable_loop.activities.dispatch import (
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.registry import RegisteredTool, ToolContext
-from durable_loop.store.tool_attempts import ToolAttempts
+from durable_loop.store.tool_attempts import NO_BODY, ToolAttempts
+
+log = logging.getLogger(__name__)
+
+DEADLINE_MARGIN_S = 1.0
+"""A body that returns this close to its activity's deadline is late: the result might not
+reach the server in time, and the worker's clock started a little after the server's."""
 
 RECONCILED_WARNING = (
     "an earlier attempt of this call stopped inside the tool; the tool's reconcile check "
@@ -54,6 +71,33 @@ def timed_out(done: Dispatched) -> bool:
     return any(e.code == ErrorCode.TOOL_TIMEOUT for e in done.envelope.errors)
 
 
+def activity_gone() -> bool:
+    """The server said it no longer waits for this attempt (it timed out there): what its
+    body returns now is late. A timed-out activity is not always told so, hence also
+    :func:`past_deadline`."""
+    details = activity.cancellation_details()
+    return details is not None and (details.timed_out or details.not_found)
+
+
+def past_deadline(began: float) -> bool:
+    """The attempt's start-to-close timeout passed (within :data:`DEADLINE_MARGIN_S`),
+    measured on this worker's clock from before the body: the server's may have skipped."""
+    timeout = activity.info().start_to_close_timeout
+    if timeout is None:
+        return False
+    return time.monotonic() - began >= timeout.total_seconds() - DEADLINE_MARGIN_S
+
+
+def log_discarded(ctx: ToolContext, why: str) -> None:
+    log.warning(
+        "once call %s, attempt %d: the body finished late (%s): it may have taken effect, "
+        "but its result is discarded: the call is in doubt, for a person to settle",
+        ctx.idempotency_key,
+        ctx.attempt,
+        why,
+    )
+
+
 class OnceCalls:
     def __init__(self, attempts: ToolAttempts) -> None:
         self.attempts = attempts
@@ -67,8 +111,12 @@ class OnceCalls:
         last_attempt: bool,
         max_output_bytes: int,
         rerun: int = 0,
-    ) -> Dispatched:
+    ) -> Dispatched | None:
+        """The call's result; None when the call was settled without this body (its result
+        came too late and is discarded: nothing is to be stored)."""
         key = marker_key(ctx.idempotency_key, rerun)
+        if rerun > 0:  # a person answered for the run before: its late body must not count
+            await self._settle_without_body(marker_key(ctx.idempotency_key, rerun - 1), ctx)
         prior = await self.attempts.begin(
             key, session_id=ctx.session_id, call_id=ctx.call_id, attempt=ctx.attempt
         )
@@ -77,17 +125,35 @@ class OnceCalls:
                 tool, raw_arguments, ctx, prior, last_attempt, max_output_bytes
             )
             if settled is not None:
+                await self._settled_by(key, ctx, NO_BODY if settled.in_doubt else ctx.attempt)
                 return settled
             await self.attempts.renew(key, ctx.attempt)
+        began = time.monotonic()
         try:
             done = await body()
         except Exception:  # the tool raised: it said it failed, so a retry may run it again
             await self.attempts.end(key)
             raise
         if timed_out(done):  # the body may run on in its thread: whether it took effect is unknown
+            await self._settle_without_body(key, ctx)
             why = "it did not finish within the tool's timeout"
             return in_doubt(tool.spec.name, ctx.attempt, why)
-        return done
+        if past_deadline(began) or activity_gone():
+            await self._settle_without_body(key, ctx)
+            log_discarded(ctx, "its activity timed out before it")
+            return in_doubt(tool.spec.name, ctx.attempt, "it finished after its activity timed out")
+        if await self._settled_by(key, ctx, ctx.attempt):
+            return done
+        log_discarded(ctx, "the call was settled without it")
+        return None
+
+    async def _settle_without_body(self, key: str, ctx: ToolContext) -> bool:
+        return await self._settled_by(key, ctx, NO_BODY)
+
+    async def _settled_by(self, key: str, ctx: ToolContext, by: int) -> bool:
+        return await self.attempts.settle(
+            key, session_id=ctx.session_id, call_id=ctx.call_id, by=by
+        )
 
     async def _settle(
         self,

@@ -89,45 +89,49 @@ class ToolActivities:
             return summarize_result(stored[inp.result_seq], inp, cached=True)
         assistant = stored.get(inp.assistant_seq)
         calls = assistant.message.tool_calls if assistant else []
-        info = activity.info()
-        ctx = ToolContext(
-            session_id=inp.session_id,
-            workflow_id=inp.workflow_id,
-            call_id=inp.call_id,
-            turn=inp.turn,
-            attempt=info.attempt,
-            idempotency_key=idempotency_key(inp.workflow_id, inp.call_id, inp.result_seq),
-            workspace_id=inp.workspace_id,
-        )
+        ctx = tool_context(inp)
         started = time.monotonic()
         if inp.call_index >= len(calls):
             missing = Envelope.failure(ErrorCode.TOOL_ERROR, "call not in the store")
-            done = Dispatched(missing, 0, False)
+            done: Dispatched | None = Dispatched(missing, 0, False)
         else:
-            tool = self.registry.get(inp.name)
-            last_attempt = inp.max_attempts != 0 and info.attempt >= inp.max_attempts
-            raw = arguments_of(inp, calls[inp.call_index].arguments)
-            body = functools.partial(
-                dispatch,
-                tool,
-                inp.name,
-                raw,
-                ctx,
-                timeout_s=inp.timeout_s,
-                max_output_bytes=inp.max_output_bytes,
-                last_attempt=last_attempt,
-                ignore_implicit=inp.ignore_implicit_args,
-                outlast_cancel=inp.approved_by is not None,
+            done = await self._dispatched(
+                inp, ctx, arguments_of(inp, calls[inp.call_index].arguments)
             )
-            if tool is not None and tool.spec.effect == "once":
-                done = await self.once.run(
-                    tool, raw, ctx, body, last_attempt, inp.max_output_bytes, inp.rerun
-                )
-            else:
-                done = await body()
-        duration_us = int((time.monotonic() - started) * 1_000_000)
+        if done is None:  # a late once body: the call was settled without it
+            return discarded_output(inp)
         if done.in_doubt and inp.doubt_to_person:
             return in_doubt_output(inp, done.envelope)
+        duration_us = int((time.monotonic() - started) * 1_000_000)
+        return await self._stored(inp, ctx, done, duration_us)
+
+    async def _dispatched(self, inp: ToolRunInput, ctx: ToolContext, raw: str) -> Dispatched | None:
+        """Run the call; an ``effect="once"`` tool's through :class:`OnceCalls` (None: its
+        result came after the call was settled without it)."""
+        tool = self.registry.get(inp.name)
+        last_attempt = inp.max_attempts != 0 and ctx.attempt >= inp.max_attempts
+        body = functools.partial(
+            dispatch,
+            tool,
+            inp.name,
+            raw,
+            ctx,
+            timeout_s=inp.timeout_s,
+            max_output_bytes=inp.max_output_bytes,
+            last_attempt=last_attempt,
+            ignore_implicit=inp.ignore_implicit_args,
+            outlast_cancel=inp.approved_by is not None,
+        )
+        if tool is not None and tool.spec.effect == "once":
+            return await self.once.run(
+                tool, raw, ctx, body, last_attempt, inp.max_output_bytes, inp.rerun
+            )
+        return await body()
+
+    async def _stored(
+        self, inp: ToolRunInput, ctx: ToolContext, done: Dispatched, duration_us: int
+    ) -> ToolRunOutput:
+        """Store the call's result at its seq (an earlier attempt's stored one stays)."""
         envelope = done.envelope
         note = approval_note(inp)
         if note:
@@ -142,12 +146,38 @@ class ToolActivities:
             duration_us=duration_us,
             output_bytes=done.size,
             not_run=None if done.ran else True,
-            attempt=info.attempt,
+            attempt=ctx.attempt,
             idempotency_key=ctx.idempotency_key,
             after_cancel=late or None,
         )
         written = await self.store.put(inp.session_id, inp.result_seq, message, meta)
         return summarize_result(written, inp, cached=False)
+
+
+def tool_context(inp: ToolRunInput) -> ToolContext:
+    return ToolContext(
+        session_id=inp.session_id,
+        workflow_id=inp.workflow_id,
+        call_id=inp.call_id,
+        turn=inp.turn,
+        attempt=activity.info().attempt,
+        idempotency_key=idempotency_key(inp.workflow_id, inp.call_id, inp.result_seq),
+        workspace_id=inp.workspace_id,
+    )
+
+
+def discarded_output(inp: ToolRunInput) -> ToolRunOutput:
+    """What a late once body's activity answers (no one waits for it any more): nothing is
+    stored, the call's result is the one that settled it."""
+    return ToolRunOutput(
+        result_seq=inp.result_seq,
+        call_id=inp.call_id,
+        name=inp.name,
+        ok=False,
+        error_codes=[ErrorCode.TOOL_CALL_IN_DOUBT],
+        preview="the body finished after the call was settled without it; result discarded",
+        in_doubt=True,
+    )
 
 
 def in_doubt_output(inp: ToolRunInput, envelope: Envelope) -> ToolRunOutput:

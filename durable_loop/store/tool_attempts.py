@@ -6,6 +6,12 @@ when the body raised (the tool itself said it failed: retrying is its own busine
 leaves it once a result is stored (the result row answers every later attempt first). So a
 later attempt that finds a row and no result knows the attempt before it died inside the
 body: the effect may or may not have happened, and the body must not simply run again.
+
+Who settles the call is a second row, keyed ``<key>#settled`` and written insert-if-absent,
+so the first settlement wins: the attempt whose body's result is stored (its number), or
+:data:`NO_BODY` when the call went in doubt and a person's answer becomes its result. A
+body that returns after that (it ignored its timeout and outlived its activity) loses the
+insert, and its result is not stored: the model and the audit read the same answer.
 """
 
 from __future__ import annotations
@@ -46,12 +52,23 @@ _KEY = ATTEMPTS.c.idempotency_key == bindparam("key")
 GET = select(ATTEMPTS.c.attempt).where(_KEY)
 RENEW = update(ATTEMPTS).where(_KEY).values(attempt=bindparam("new_attempt"))
 END = delete(ATTEMPTS).where(_KEY)
+SETTLED_SUFFIX = "#settled"
+NO_BODY = 0
+"""A settlement by no body's result: the call went in doubt (a person answers for it)."""
+
+
+UNSETTLE_BODY = delete(ATTEMPTS).where(_KEY, ATTEMPTS.c.attempt != NO_BODY)
+
+
+def settled_key(key: str) -> str:
+    return key + SETTLED_SUFFIX
 
 
 class ToolAttempts:
     def __init__(self, db: Database, dialect: str) -> None:
         self.db = db
         self._insert = insert_ignore(ATTEMPTS, dialect)
+        self._settle = self._insert.returning(ATTEMPTS.c.attempt)  # rowcount: -1 on psycopg
 
     async def begin(self, key: str, *, session_id: str, call_id: str, attempt: int) -> int | None:
         """Mark that ``attempt`` starts the body; the attempt an earlier marker names (which
@@ -67,11 +84,35 @@ class ToolAttempts:
         return await self.db.write(work, inline=True)
 
     async def renew(self, key: str, attempt: int) -> None:
-        """``attempt`` runs the body after all (reconcile said the effect did not happen)."""
-        await self.db.write(
-            lambda conn: conn.execute(RENEW, {"key": key, "new_attempt": attempt}), inline=True
-        )
+        """``attempt`` runs the body after all (reconcile said the effect did not happen): a
+        settlement by the earlier attempt's body, which died before storing its result, goes."""
+
+        def work(conn: Connection) -> None:
+            conn.execute(RENEW, {"key": key, "new_attempt": attempt})
+            conn.execute(UNSETTLE_BODY, {"key": settled_key(key)})
+
+        await self.db.write(work, inline=True)
 
     async def end(self, key: str) -> None:
         """The body ended by raising: the next attempt may run it again."""
         await self.db.write(lambda conn: conn.execute(END, {"key": key}), inline=True)
+
+    async def settle(self, key: str, *, session_id: str, call_id: str, by: int) -> bool:
+        """Settle the call of marker ``key`` by ``by`` (an attempt number, or
+        :data:`NO_BODY`) unless it is settled already; whether this settlement won."""
+        row = {
+            "idempotency_key": settled_key(key),
+            "session_id": session_id,
+            "call_id": call_id,
+            "attempt": by,
+        }
+        return await self.db.write(
+            lambda conn: conn.execute(self._settle, row).first() is not None, inline=True
+        )
+
+    async def settled_by(self, key: str) -> int | None:
+        """Who settled the call of marker ``key``: an attempt, :data:`NO_BODY`, or None."""
+        return await self.db.read(
+            lambda conn: conn.execute(GET, {"key": settled_key(key)}).scalar_one_or_none(),
+            inline=True,
+        )
