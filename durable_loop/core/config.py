@@ -15,7 +15,6 @@ from pydantic import (
     Field,
     JsonValue,
     SerializeAsAny,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -28,7 +27,7 @@ from durable_loop.core.recoveries.base import RecoverySettings
 from durable_loop.core.runtime_groups import HistoryConfig, RetriesConfig
 from durable_loop.core.runtime_groups import lift as lift_group_keys
 from durable_loop.core.sub_agent_config import DEFAULT_MAX_SUB_AGENT_DEPTH
-from durable_loop.core.transforms.names import TransformSet, check_names
+from durable_loop.core.transforms.names import TransformsConfig, TransformSet
 
 
 class ToolUseMode(StrEnum):
@@ -147,17 +146,11 @@ class RuntimeConfig(BaseModel):
         "for small-context or weak tool-calling models",
     )
     router: RouterConfig = RouterConfig()
-    provider_normalization: bool = Field(
-        default=True,
-        description="Apply the provider's shape normalisation transforms "
-        "(core/transforms/defaults.py: OpenAI-compatible reply shapes, the Gemini "
-        "signature shim); False reads replies strictly.",
+    transforms: TransformsConfig = Field(
+        default_factory=TransformsConfig,
+        description="The named shape transforms per point and the provider's normalisation "
+        "(docs/providers.md)",
     )
-    message_transforms: NameList = Field(default_factory=list)
-    tool_transforms: NameList = Field(default_factory=list)
-    response_transforms: NameList = Field(default_factory=list)
-    tool_call_transforms: NameList = Field(default_factory=list)
-    tool_result_transforms: NameList = Field(default_factory=list)
     max_session_tokens: int | None = Field(
         default=None, ge=1, description="Input + output tokens a session may spend"
     )
@@ -193,25 +186,8 @@ class RuntimeConfig(BaseModel):
     def uses(self, name: str) -> bool:
         return name in self.recoveries
 
-    @field_validator(
-        "message_transforms",
-        "tool_transforms",
-        "response_transforms",
-        "tool_call_transforms",
-        "tool_result_transforms",
-    )
-    @classmethod
-    def _known_transforms(cls, value: list[str], info: ValidationInfo) -> list[str]:
-        return check_names(str(info.field_name), value)
-
     def transform_set(self) -> TransformSet:
-        return TransformSet(
-            message_transforms=self.message_transforms,
-            tool_transforms=self.tool_transforms,
-            response_transforms=self.response_transforms,
-            tool_call_transforms=self.tool_call_transforms,
-            tool_result_transforms=self.tool_result_transforms,
-        )
+        return self.transforms.transform_set()
 
     @field_validator("request_overrides")
     @classmethod

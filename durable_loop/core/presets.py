@@ -6,9 +6,9 @@ config stays the single source of truth and every value is visible in it::
 
     runtime = apply(for_model("openrouter", "z-ai/glm-4.7"), {"max_turns": 8})
 
-Composition: transform lists and allow/deny lists are unioned in order, request
-overrides are merged, recoveries are merged by name (``False`` turns one off; see
-:func:`recoveries`), every other field takes the last value given.
+Composition: transform lists (in ``transforms``) and allow/deny lists are unioned in
+order, request overrides and groups are merged, recoveries are merged by name (``False``
+turns one off; see :func:`recoveries`), every other field takes the last value given.
 """
 
 from __future__ import annotations
@@ -21,42 +21,47 @@ from durable_loop.core import catalog
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.errors import ConfigError
 from durable_loop.core.providers import ADAPTERS
+from durable_loop.core.runtime_groups import lift as lift_group_keys
 from durable_loop.core.transforms.defaults import GEMINI_SHAPE, OPENAI_SHAPE
+from durable_loop.core.transforms.names import VALID_NAMES
 
 Update = dict[str, JsonValue]
+TRANSFORMS = "transforms"
 
-LIST_FIELDS = frozenset(
-    {
-        "message_transforms",
-        "tool_transforms",
-        "response_transforms",
-        "tool_call_transforms",
-        "tool_result_transforms",
-        "tool_denylist",
-    }
-)
-DICT_FIELDS = frozenset({"request_overrides", "router", "retries", "history"})
+LIST_FIELDS = frozenset({"tool_denylist", *VALID_NAMES})
+DICT_FIELDS = frozenset({"request_overrides", "router", "retries", "history", TRANSFORMS})
 RECOVERIES = "recoveries"
 OPENAI_SHAPE_NORMALIZATION: Update = {
-    "response_transforms": list(OPENAI_SHAPE.response_transforms),
-    "tool_call_transforms": list(OPENAI_SHAPE.tool_call_transforms),
+    TRANSFORMS: {
+        "response_transforms": list(OPENAI_SHAPE.response_transforms),
+        "tool_call_transforms": list(OPENAI_SHAPE.tool_call_transforms),
+    }
 }
 
 
 def compose(*updates: Update) -> Update:
+    """The updates merged in order (old flat keys read into their groups first)."""
     merged: Update = {}
     for update in updates:
-        for key, value in update.items():
-            before = merged.get(key)
-            if key == RECOVERIES:
-                merged[key] = _merge_recoveries(before, value)
-            elif key in LIST_FIELDS and isinstance(before, list) and isinstance(value, list):
-                merged[key] = list(dict.fromkeys([*before, *value]))
-            elif key in DICT_FIELDS and isinstance(before, dict) and isinstance(value, dict):
-                merged[key] = {**before, **value}
-            else:
-                merged[key] = value
+        _merge_into(merged, lift_group_keys(update))
     return merged
+
+
+def _merge_into(merged: Update, update: Update) -> None:
+    for key, value in update.items():
+        before = merged.get(key)
+        if key == RECOVERIES:
+            merged[key] = _merge_recoveries(before, value)
+        elif key in LIST_FIELDS and isinstance(before, list) and isinstance(value, list):
+            merged[key] = list(dict.fromkeys([*before, *value]))
+        elif key == TRANSFORMS and isinstance(before, dict) and isinstance(value, dict):
+            inner = dict(before)
+            _merge_into(inner, value)
+            merged[key] = inner
+        elif key in DICT_FIELDS and isinstance(before, dict) and isinstance(value, dict):
+            merged[key] = {**before, **value}
+        else:
+            merged[key] = value
 
 
 def _by_name(value: JsonValue) -> dict[str, JsonValue]:
@@ -121,7 +126,7 @@ def provider_defaults(provider: str) -> Update:
     if provider in catalog.OPENAI_COMPATIBLE:
         return dict(OPENAI_SHAPE_NORMALIZATION)
     if provider == "gemini":
-        return {"message_transforms": list(GEMINI_SHAPE.message_transforms)}
+        return {TRANSFORMS: {"message_transforms": list(GEMINI_SHAPE.message_transforms)}}
     return {}
 
 
@@ -137,17 +142,19 @@ def openai_compatible_reliability() -> Update:
 
 def content_tag_tool_call_fallback() -> Update:
     """Recover calls a model wrote as ``<tool_call>{...}</tool_call>`` text."""
-    return {"response_transforms": ["assistant_content_tool_call_tags_to_tool_calls"]}
+    return {TRANSFORMS: {"response_transforms": ["assistant_content_tool_call_tags_to_tool_calls"]}}
 
 
 def json_tool_call_fallback() -> Update:
     """Recover calls a model wrote as bare or fenced JSON naming a sent tool."""
-    return {"response_transforms": ["assistant_content_json_tool_calls_to_tool_calls"]}
+    return {
+        TRANSFORMS: {"response_transforms": ["assistant_content_json_tool_calls_to_tool_calls"]}
+    }
 
 
 def hide_implicit_arguments() -> Update:
     """Keep arguments the runtime fills in (the workspace id) out of the tool schemas."""
-    return {"tool_transforms": ["tools_hide_implicit_arguments"]}
+    return {TRANSFORMS: {"tool_transforms": ["tools_hide_implicit_arguments"]}}
 
 
 def ignore_implicit_arguments() -> Update:
@@ -164,19 +171,23 @@ def router_json_mode() -> Update:
 
 def deepseek_openrouter_compat() -> Update:
     return {
-        "message_transforms": [
-            "assistant_tool_calls_reasoning_content_empty_if_missing",
-            "assistant_tool_calls_content_null_if_blank",
-        ]
+        TRANSFORMS: {
+            "message_transforms": [
+                "assistant_tool_calls_reasoning_content_empty_if_missing",
+                "assistant_tool_calls_content_null_if_blank",
+            ]
+        }
     }
 
 
 def gemini_openrouter_compat() -> Update:
     return {
-        "message_transforms": [
-            "assistant_tool_calls_signature_skip_validator_if_missing",
-            "assistant_tool_calls_content_null_if_blank",
-        ]
+        TRANSFORMS: {
+            "message_transforms": [
+                "assistant_tool_calls_signature_skip_validator_if_missing",
+                "assistant_tool_calls_content_null_if_blank",
+            ]
+        }
     }
 
 

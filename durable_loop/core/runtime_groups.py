@@ -1,6 +1,7 @@
 """The groups of ``RuntimeConfig`` fields that travel together: ``retries`` (timeouts,
-retries and fallback of tools and models) and ``history`` (what workflow history holds
-and when a session continues as new).
+retries and fallback of tools and models), ``history`` (what workflow history holds
+and when a session continues as new) and ``transforms`` (the named shape transforms and
+the provider's normalisation, ``core/transforms/names.TransformsConfig``).
 
 Their fields were top-level keys before; stored histories and users' settings files still
 carry them flat. :func:`lift` moves such keys into their group (the config's
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from durable_loop.core.circuit import CircuitBreakerSettings
 from durable_loop.core.retry import RetrySettings
+from durable_loop.core.transforms.names import TransformsConfig
 
 
 class RetriesConfig(BaseModel):
@@ -59,7 +61,11 @@ class HistoryConfig(BaseModel):
     )
 
 
-GROUPS: dict[str, type[BaseModel]] = {"retries": RetriesConfig, "history": HistoryConfig}
+GROUPS: dict[str, type[BaseModel]] = {
+    "retries": RetriesConfig,
+    "history": HistoryConfig,
+    "transforms": TransformsConfig,
+}
 MOVED: dict[str, str] = {
     key: f"{group}.{key}" for group, model in GROUPS.items() for key in model.model_fields
 }

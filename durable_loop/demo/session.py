@@ -43,9 +43,9 @@ DEMO_OVERRIDES: presets.Update = {
     # results gets one request for the final answer, without tools.
     "recoveries": {"repeated_call_guard": {}, "fix_empty_final": {"disable_tools": True}},
     "max_turns": 8,
-    "tool_timeout_s": 10.0,
+    "retries": {"tool_timeout_s": 10.0},
     # Fewer prompt tokens per tool result: a CPU model reads about 35 tokens/s.
-    "tool_result_transforms": ["tool_result_compact_envelope"],
+    "transforms": {"tool_result_transforms": ["tool_result_compact_envelope"]},
     "request_overrides": {"temperature": 0},
 }
 

@@ -289,12 +289,12 @@ class Behaviour:
         return answer
 
 
-STRICT: Update = {"provider_normalization": False}
+STRICT: Update = {"transforms": {"provider_normalization": False}}
 
 
 def _response(name: str) -> Update:
     """Strict shapes plus one repairing transform: shows that transform alone fixes it."""
-    return {**STRICT, "response_transforms": [name]}
+    return {"transforms": {"provider_normalization": False, "response_transforms": [name]}}
 
 
 BEHAVIOURS: dict[str, Behaviour] = {

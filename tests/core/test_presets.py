@@ -15,14 +15,19 @@ def test_compose_unions_lists_merges_overrides_and_lets_the_last_scalar_win():
         {"response_transforms": ["assistant_function_call_to_tool_calls"], "max_turns": 4},
         {"request_overrides": {"temperature": 0.1}},
         presets.content_tag_tool_call_fallback(),
-        {"response_transforms": ["assistant_function_call_to_tool_calls"], "max_turns": 6},
+        {
+            "transforms": {"response_transforms": ["assistant_function_call_to_tool_calls"]},
+            "max_turns": 6,
+        },
         {"request_overrides": {"top_p": 0.9}},
     )
     assert merged == {
-        "response_transforms": [
-            "assistant_function_call_to_tool_calls",
-            "assistant_content_tool_call_tags_to_tool_calls",
-        ],
+        "transforms": {
+            "response_transforms": [
+                "assistant_function_call_to_tool_calls",
+                "assistant_content_tool_call_tags_to_tool_calls",
+            ]
+        },
         "max_turns": 6,
         "request_overrides": {"temperature": 0.1, "top_p": 0.9},
     }
@@ -36,13 +41,17 @@ def test_compose_merges_router_settings_instead_of_replacing_them():
 
 
 def test_apply_builds_a_validated_config_on_top_of_a_base():
-    base = RuntimeConfig(max_turns=3, response_transforms=["assistant_tool_calls_object_to_array"])
+    base = RuntimeConfig(
+        max_turns=3, transforms={"response_transforms": ["assistant_tool_calls_object_to_array"]}
+    )
     config = presets.apply(presets.openai_compatible_reliability(), base=base)
     assert config.max_turns == 3
     assert config.parallel_tool_calls is False and config.max_tool_calls_per_turn == 1
-    assert config.response_transforms[0] == "assistant_tool_calls_object_to_array"
-    assert "assistant_function_call_to_tool_calls" in config.response_transforms
-    assert config.tool_call_transforms == ["assistant_tool_calls_arguments_blank_to_empty_object"]
+    assert config.transforms.response_transforms[0] == "assistant_tool_calls_object_to_array"
+    assert "assistant_function_call_to_tool_calls" in config.transforms.response_transforms
+    assert config.transforms.tool_call_transforms == [
+        "assistant_tool_calls_arguments_blank_to_empty_object"
+    ]
 
 
 def test_every_preset_yields_a_valid_config():
@@ -56,8 +65,13 @@ def test_every_preset_yields_a_valid_config():
 def test_provider_defaults(provider):
     config = presets.apply(presets.provider_defaults(provider))
     openai_like = provider in ("openai", "openrouter")
-    assert ("assistant_tool_calls_object_to_array" in config.response_transforms) is openai_like
-    gemini = "assistant_tool_calls_signature_skip_validator_if_missing" in config.message_transforms
+    assert (
+        "assistant_tool_calls_object_to_array" in config.transforms.response_transforms
+    ) is openai_like
+    gemini = (
+        "assistant_tool_calls_signature_skip_validator_if_missing"
+        in config.transforms.message_transforms
+    )
     assert gemini is (provider == "gemini")
 
 
@@ -68,20 +82,29 @@ def test_provider_defaults_refuses_an_unknown_provider():
 
 def test_compat_presets_are_message_shims():
     deepseek = presets.apply(presets.deepseek_openrouter_compat())
-    assert "assistant_tool_calls_reasoning_content_empty_if_missing" in deepseek.message_transforms
+    assert (
+        "assistant_tool_calls_reasoning_content_empty_if_missing"
+        in deepseek.transforms.message_transforms
+    )
     gemini = presets.apply(presets.gemini_openrouter_compat())
-    assert "assistant_tool_calls_signature_skip_validator_if_missing" in gemini.message_transforms
+    assert (
+        "assistant_tool_calls_signature_skip_validator_if_missing"
+        in gemini.transforms.message_transforms
+    )
 
 
 def test_for_model_uses_the_catalog_workarounds_and_sampling():
     glm = presets.apply(presets.for_model("openrouter", "z-ai/glm-4.7-flash:nitro"))
-    assert "assistant_content_tool_call_tags_to_tool_calls" in glm.response_transforms
+    assert "assistant_content_tool_call_tags_to_tool_calls" in glm.transforms.response_transforms
     assert glm.request_overrides == {"temperature": 0.7, "top_p": 1.0}
     baseline = presets.apply(
         presets.for_model("openrouter", "z-ai/glm-4.7-flash", workarounds=False)
     )
-    assert "assistant_content_tool_call_tags_to_tool_calls" not in baseline.response_transforms
-    assert "assistant_tool_calls_object_to_array" in baseline.response_transforms
+    assert (
+        "assistant_content_tool_call_tags_to_tool_calls"
+        not in baseline.transforms.response_transforms
+    )
+    assert "assistant_tool_calls_object_to_array" in baseline.transforms.response_transforms
     her = presets.apply(presets.for_model("openrouter", "minimax/minimax-m2-her"))
     assert her.tool_use_mode is ToolUseMode.DISABLED
 
@@ -94,7 +117,7 @@ def test_for_model_on_the_local_qwen_coder():
     assert {
         "assistant_content_tool_call_tags_to_tool_calls",
         "assistant_content_json_tool_calls_to_tool_calls",
-    } <= set(local.response_transforms)
+    } <= set(local.transforms.response_transforms)
 
 
 def test_for_an_unknown_model_is_the_provider_baseline():

@@ -47,3 +47,44 @@ def test_flatten_and_notes():
         "settings: runtime.transcript_tail is read as runtime.history.transcript_tail "
         "(the old key still works)"
     ]
+
+
+def test_the_old_flat_transform_keys_are_read_into_the_transforms_group():
+    config = RuntimeConfig.model_validate(
+        {
+            "provider_normalization": False,
+            "response_transforms": "assistant_tool_calls_object_to_array",
+            "tool_result_transforms": ["tool_result_compact_envelope"],
+        }
+    )
+    assert config.transforms.provider_normalization is False
+    assert config.transforms.response_transforms == ["assistant_tool_calls_object_to_array"]
+    assert config.transform_set().all_names() == [
+        "assistant_tool_calls_object_to_array",
+        "tool_result_compact_envelope",
+    ]
+    assert MOVED["provider_normalization"] == "transforms.provider_normalization"
+    assert MOVED["tool_call_transforms"] == "transforms.tool_call_transforms"
+    assert notes({"provider_normalization": False}, MOVED) == [
+        "settings: runtime.provider_normalization is read as "
+        "runtime.transforms.provider_normalization (the old key still works)"
+    ]
+
+
+def test_a_transforms_config_digests_as_its_old_flat_keys():
+    form = runtime_digest_form(RuntimeConfig(transforms={"provider_normalization": False}))
+    assert "transforms" not in form and form["provider_normalization"] is False
+    assert form["message_transforms"] == [] and form["tool_result_transforms"] == []
+
+
+def test_presets_union_the_transform_lists_of_flat_and_grouped_updates():
+    config = presets.apply(
+        {"response_transforms": ["assistant_tool_calls_object_to_array"]},
+        presets.content_tag_tool_call_fallback(),
+        {"transforms": {"provider_normalization": False}},
+    )
+    assert config.transforms.response_transforms == [
+        "assistant_tool_calls_object_to_array",
+        "assistant_content_tool_call_tags_to_tool_calls",
+    ]
+    assert config.transforms.provider_normalization is False

@@ -4,7 +4,7 @@ Parsing follows the API reference: ``tool_calls`` is an array of ``{id, type, fu
 {name, arguments}}`` with ``arguments`` a JSON string. Drift seen on compatible servers
 (``tool_calls`` as an object, arguments as an object, the deprecated ``function_call``) is
 a PROVIDER_BAD_RESPONSE naming the response transform that accepts it; the provider's
-normalisation (``provider_normalization``, on by default) applies those transforms.
+normalisation (``transforms.provider_normalization``, on by default) applies those transforms.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 OpenAI-compatible servers drift in shape (``tool_calls`` as an object, arguments as an
 object, blank arguments, the legacy ``function_call``); these named transforms accept that
 drift. Gemini requests get the thought-signature skip value on unsigned calls.
-``RuntimeConfig.provider_normalization=False`` sends requests and reads replies strictly,
+``RuntimeConfig.transforms.provider_normalization=False`` sends requests and reads replies strictly,
 which is what the evaluation harness uses to show what each transform fixes. The table in
 docs/providers.md lists these sets (a test keeps it equal).
 """

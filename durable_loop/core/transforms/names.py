@@ -1,8 +1,9 @@
-"""The valid transform names per application point, and the set a request uses."""
+"""The valid transform names per application point, the set a request uses, and the
+``transforms`` group of ``RuntimeConfig`` that configures it."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from durable_loop.core.errors import ConfigError
 
@@ -64,3 +65,31 @@ class TransformSet(BaseModel):
             *self.tool_call_transforms,
             *self.tool_result_transforms,
         ]
+
+
+class TransformsConfig(TransformSet):
+    """The session's transforms (each list also accepts one comma-separated string) and
+    whether the provider's own normalisation is applied before them."""
+
+    provider_normalization: bool = Field(
+        default=True,
+        description="Apply the provider's shape normalisation transforms "
+        "(core/transforms/defaults.py: OpenAI-compatible reply shapes, the Gemini "
+        "signature shim); False reads replies strictly.",
+    )
+
+    @field_validator(*VALID_NAMES, mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator(*VALID_NAMES)
+    @classmethod
+    def _known(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        return check_names(str(info.field_name), value)
+
+    def transform_set(self) -> TransformSet:
+        """The lists alone, as an LLM request carries them."""
+        return TransformSet.model_validate(self.model_dump(exclude={"provider_normalization"}))

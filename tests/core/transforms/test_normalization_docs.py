@@ -16,7 +16,7 @@ ALL_NAMES = {name for names in VALID_NAMES.values() for name in names}
 
 def documented() -> dict[str, set[str]]:
     text = DOC.read_text()
-    section = text.split("| provider | applied by `provider_normalization` |", 1)[1]
+    section = text.split("| provider | applied by `transforms.provider_normalization` |", 1)[1]
     table = section.split("\n\n", 1)[0]
     rows: dict[str, set[str]] = {}
     for line in table.splitlines()[2:]:

@@ -19,23 +19,27 @@ from durable_loop.core.transforms.registry import (
 
 def test_comma_separated_string_and_list_are_equal():
     text = RuntimeConfig(
-        response_transforms=" assistant_function_call_to_tool_calls, "
-        "assistant_tool_calls_object_to_array,assistant_function_call_to_tool_calls"
+        transforms={
+            "response_transforms": " assistant_function_call_to_tool_calls, "
+            "assistant_tool_calls_object_to_array,assistant_function_call_to_tool_calls"
+        }
     )
     listed = RuntimeConfig(
-        response_transforms=[
-            "assistant_function_call_to_tool_calls",
-            "assistant_tool_calls_object_to_array",
-        ]
+        transforms={
+            "response_transforms": [
+                "assistant_function_call_to_tool_calls",
+                "assistant_tool_calls_object_to_array",
+            ]
+        }
     )
-    assert text.response_transforms == listed.response_transforms
-    assert listed.transform_set().all_names() == listed.response_transforms
+    assert text.transforms.response_transforms == listed.transforms.response_transforms
+    assert listed.transform_set().all_names() == listed.transforms.response_transforms
 
 
 @pytest.mark.parametrize("setting", sorted(VALID_NAMES))
 def test_an_unknown_name_is_a_config_error_naming_the_valid_ones(setting):
     with pytest.raises(ValidationError) as caught:
-        RuntimeConfig(**{setting: ["assistant_tool_calls_oops"]})
+        RuntimeConfig(transforms={setting: ["assistant_tool_calls_oops"]})
     message = str(caught.value)
     assert "CONFIG_ERROR" in message and "assistant_tool_calls_oops" in message
     assert all(name in message for name in VALID_NAMES[setting])
@@ -43,7 +47,12 @@ def test_an_unknown_name_is_a_config_error_naming_the_valid_ones(setting):
 
 def test_a_name_valid_at_another_point_is_refused_here():
     with pytest.raises(ValidationError):
-        RuntimeConfig(message_transforms=["tool_result_compact_envelope"])
+        RuntimeConfig(transforms={"message_transforms": ["tool_result_compact_envelope"]})
+
+
+def test_the_old_flat_keys_are_still_checked():
+    with pytest.raises(ValidationError):
+        RuntimeConfig.model_validate({"tool_transforms": "tool_result_compact_envelope"})
 
 
 def test_every_valid_name_has_a_pure_function_with_a_docstring():
