@@ -5,7 +5,9 @@ behaviours) by default, live against any endpoint with --live, the local model w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -124,6 +126,22 @@ def eval_command(
     preset: Annotated[
         str, _opt("--preset", "Replay eval: recorded (the session's settings) or production.")
     ] = "recorded",
+    tools: Annotated[
+        str | None,
+        _opt(
+            "--tools",
+            "Replay eval: package.module:attribute of a ToolRegistry; its schemas are offered "
+            "(default: the recorded names only).",
+        ),
+    ] = None,
+    run_tools: Annotated[
+        bool,
+        _opt("--run-tools", "Replay eval: run new calls against the --tools bodies."),
+    ] = False,
+    judge_model: Annotated[
+        str | None,
+        _opt("--judge-model", "Replay eval: a model judging same/different final answers."),
+    ] = None,
     address: Address = None,
     namespace: Namespace = None,
     api_key: ApiKey = None,
@@ -133,12 +151,19 @@ def eval_command(
     if from_sessions is not None:
         _replay(
             from_sessions,
-            model=model,
-            preset=preset,
-            base_url=base_url,
+            ReplayFlags(
+                model=model,
+                preset=preset,
+                base_url=base_url,
+                tools=tools,
+                run_tools=run_tools,
+                judge_model=judge_model,
+                local=local,
+                local_port=local_port,
+                out=out,
+            ),
             temporal={"address": address, "namespace": namespace, "api_key": api_key},
             db_url=db_url,
-            out=out,
         )
         return
     if pipeline == "router":
@@ -203,39 +228,70 @@ def eval_command(
     )
 
 
+@dataclass(frozen=True)
+class ReplayFlags:
+    model: str | None
+    preset: str
+    base_url: str | None
+    tools: str | None
+    run_tools: bool
+    judge_model: str | None
+    local: bool
+    local_port: int
+    out: Path
+
+
 def _replay(
     from_sessions: str,
+    flags: ReplayFlags,
     *,
-    model: str | None,
-    preset: str,
-    base_url: str | None,
     temporal: dict[str, str | None],
     db_url: str | None,
-    out: Path,
 ) -> None:
     """``--from-sessions``: the replay eval (durable_loop.evals.replay) of those sessions,
-    read from the server and store the connection flags name."""
+    read from the server and store the connection flags name; ``--local`` asks the local
+    model (by default its packaged alias)."""
+    from durable_loop.cli.local_llm import DEFAULT_ALIAS
     from durable_loop.core.errors import DurableLoopError
-    from durable_loop.evals.replay.run import PRESETS, execute_replay, replay_settings
+    from durable_loop.evals.replay.run import (
+        LOCAL_ENDPOINT,
+        PRESETS,
+        ToolSource,
+        execute_replay,
+        replay_settings,
+    )
+    from durable_loop.evals.run import EvalOptions, local_model
+    from durable_loop.tools.loader import load_registry
     from durable_loop.worker.settings import WorkerSettings
 
+    model = flags.model or (DEFAULT_ALIAS if flags.local else None)
     if not model:
         raise CliError(EvalCode.MISSING_MODEL, "--from-sessions needs --model: the model to ask")
-    if preset not in PRESETS:
+    if flags.preset not in PRESETS:
         raise CliError(
-            EvalCode.UNKNOWN_STRATEGY, f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}"
+            EvalCode.UNKNOWN_STRATEGY,
+            f"unknown preset {flags.preset!r}; presets: {', '.join(PRESETS)}",
         )
     ids = [s.strip() for s in from_sessions.split(",") if s.strip()]
     settings = WorkerSettings.load(temporal=temporal, db_url=db_url)
-    choose = replay_settings(model, preset, base_url)
+    given = load_registry(flags.tools) if flags.tools else None
+    source = ToolSource(given=given, run_new=flags.run_tools, judge_model=flags.judge_model)
+    console = Console(stderr=True)
+    opts = EvalOptions(local=True, base_url=flags.base_url, local_port=flags.local_port)
     try:
-        directory = asyncio.run(execute_replay(settings, ids, choose, out))
+        with contextlib.ExitStack() as stack:
+            base_url = flags.base_url
+            if flags.local:
+                base_url = stack.enter_context(local_model(opts, console))
+            endpoint = LOCAL_ENDPOINT if flags.local else None
+            choose = replay_settings(model, flags.preset, base_url, endpoint)
+            directory = asyncio.run(execute_replay(settings, ids, choose, flags.out, source))
     except DurableLoopError as err:
         if isinstance(err, CliError):
             raise
         raise CliError(err.code, err.message) from None
     print((directory / "report.md").read_text())
-    Console(stderr=True).print(f"report: {directory}")
+    console.print(f"report: {directory}")
 
 
 def _route_bench(

@@ -7,110 +7,45 @@ Selected with ``--scenarios everyday`` (or by name); outside ``all``, like the g
 
 from __future__ import annotations
 
-import re
-
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.registry import ToolRegistry
-from durable_loop.core.reply_check import text_call_of
-from durable_loop.evals.scenario import Action, Check, ModelView, Policy, Scenario, Trace
-from durable_loop.tools.everyday import Notebook, demo_registry
+from durable_loop.evals.everyday_kit import answered, calls_made, everyday_scenario, steps
+from durable_loop.evals.scenario import Action, ModelView
+from durable_loop.evals.scenarios_everyday_requests import REQUESTS
 
-TOOLS = ("calculate", "note_add", "note_list")
 NOTE = "buy milk"
 
 
-def everyday_tools() -> ToolRegistry:
-    return demo_registry(Notebook())
-
-
-def _plain(text: str) -> str:
-    """Digits without thousands separators, so "1,048,576" holds 1048576."""
-    return re.sub(r"(?<=\d)[,\u202f\u00a0 ](?=\d{3}\b)", "", text)
-
-
-def answered(trace: Trace, *values: str, any_of: tuple[str, ...] = ()) -> list[str]:
-    """The message completed with a natural-language reply holding every value (and one
-    of ``any_of``), not a tool call written as text and not JSON or code."""
-    reply = (trace.reply or "").strip()
-    if trace.status != "completed":
-        return [f"status {trace.status} ({trace.error_code})"]
-    if not reply:
-        return ["the reply is empty"]
-    if text_call_of(reply, set(TOOLS)) is not None:
-        return [f"the reply is a tool call written as text: {reply[:80]!r}"]
-    if reply[0] in "{[" or "```" in reply:
-        return [f"the reply is JSON or code, not a sentence: {reply[:80]!r}"]
-    plain = _plain(reply).lower()
-    problems = [f"the reply {reply[:80]!r} does not hold {v!r}" for v in values if v not in plain]
-    if any_of and not any(word in plain for word in any_of):
-        problems.append(f"the reply {reply[:80]!r} holds none of {list(any_of)}")
-    return problems
-
-
-def _calls(trace: Trace, name: str, *, at_least: int = 1) -> list[str]:
-    made = trace.ok_calls(name)
-    return [] if made >= at_least else [f"{made} successful {name} call(s), {at_least} needed"]
-
-
-def _steps(*steps: Action, final: str) -> Policy:
-    """A policy that makes the calls in order: one step per distinct successful call (a
-    repeated call, answered from the recorded result, is no new step)."""
-
-    def policy(view: ModelView) -> Action:
-        done = len({(r.name, r.arguments) for r in view.results if r.ok})
-        if view.tools_sent and done < len(steps):
-            return steps[done]
-        return Action.final(final)
-
-    return policy
-
-
-def _scenario(
-    name: str, prompt: str, policy: Policy, check: Check, about: str, *, uses_tools: bool = True
-) -> Scenario:
-    return Scenario(
-        name=name,
-        prompt=prompt,
-        policy=policy,
-        check=check,
-        uses_tools=uses_tools,
-        runtime={"tool_allowlist": list(TOOLS)},
-        extra_tools=everyday_tools,
-        description=about,
-    )
-
-
-ARITHMETIC = _scenario(
+ARITHMETIC = everyday_scenario(
     "everyday_arithmetic",
     "Compute 37 times 43 and tell me the result.",
-    _steps(Action.call("calculate", {"expression": "37 * 43"}), final="37 times 43 is 1591."),
-    lambda t: [*_calls(t, "calculate"), *answered(t, "1591")],
+    steps(Action.call("calculate", {"expression": "37 * 43"}), final="37 times 43 is 1591."),
+    lambda t: [*calls_made(t, "calculate"), *answered(t, "1591")],
     "one calculation, answered in a sentence",
 )
 
-TWO_STEP = _scenario(
+TWO_STEP = everyday_scenario(
     "everyday_two_step",
     "Add 17 and 25, then multiply the sum by 3. What do you get?",
-    _steps(
+    steps(
         Action.call("calculate", {"expression": "17 + 25"}),
         Action.call("calculate", {"expression": "42 * 3"}),
         final="17 + 25 is 42, and 42 times 3 is 126.",
     ),
-    lambda t: [*_calls(t, "calculate"), *answered(t, "126")],
+    lambda t: [*calls_made(t, "calculate"), *answered(t, "126")],
     "two dependent calculations (one expression also passes)",
 )
 
-SAVE_THEN_LIST = _scenario(
+SAVE_THEN_LIST = everyday_scenario(
     "everyday_save_then_list",
     f'Save a note saying "{NOTE}", then tell me how many notes I have saved.',
-    _steps(
+    steps(
         Action.call("note_add", {"text": NOTE}),
         Action.call("note_list", {}),
         final=f'You have 1 note saved: "{NOTE}".',
     ),
     lambda t: [
-        *_calls(t, "note_add"),
-        *_calls(t, "note_list"),
+        *calls_made(t, "note_add"),
+        *calls_made(t, "note_list"),
         *answered(t, any_of=("1 note", "one note")),
     ],
     "a write, then a read whose result is the answer",
@@ -125,11 +60,11 @@ def _fixable(view: ModelView) -> Action:
     return Action.call("calculate", {"expression": "2^20"})
 
 
-FIXABLE_ERROR = _scenario(
+FIXABLE_ERROR = everyday_scenario(
     "everyday_fixable_error",
     "What is 2^20?",
     _fixable,
-    lambda t: [*_calls(t, "calculate"), *answered(t, "1048576")],
+    lambda t: [*calls_made(t, "calculate"), *answered(t, "1048576")],
     "the first expression is refused (INVALID_ARGS: ^ is not arithmetic); ** works",
 )
 
@@ -140,7 +75,7 @@ def _impossible(view: ModelView) -> Action:
     return Action.call("calculate", {"expression": "10 / 0"})
 
 
-IMPOSSIBLE = _scenario(
+IMPOSSIBLE = everyday_scenario(
     "everyday_impossible",
     "Divide 10 by 0 and tell me the result.",
     _impossible,
@@ -149,7 +84,7 @@ IMPOSSIBLE = _scenario(
     uses_tools=False,
 )
 
-CHIT_CHAT = _scenario(
+CHIT_CHAT = everyday_scenario(
     "everyday_chit_chat",
     "Hi! Just saying hello, how are you today?",
     lambda view: Action.final("Hello! I'm doing well, thank you. How can I help you today?"),
@@ -161,15 +96,15 @@ CHIT_CHAT = _scenario(
     uses_tools=False,
 )
 
-QUOTE_RESULT = _scenario(
+QUOTE_RESULT = everyday_scenario(
     "everyday_quote_result",
     "Use the calculator to work out 123 * 456 and quote the exact number it returned.",
-    _steps(Action.call("calculate", {"expression": "123 * 456"}), final="It returned 56088."),
-    lambda t: [*_calls(t, "calculate"), *answered(t, "56088")],
+    steps(Action.call("calculate", {"expression": "123 * 456"}), final="It returned 56088."),
+    lambda t: [*calls_made(t, "calculate"), *answered(t, "56088")],
     "the answer must quote the tool's result",
 )
 
-EVERYDAY = (
+BASICS = (
     ARITHMETIC,
     TWO_STEP,
     SAVE_THEN_LIST,
@@ -178,3 +113,4 @@ EVERYDAY = (
     CHIT_CHAT,
     QUOTE_RESULT,
 )
+EVERYDAY = (*BASICS, *REQUESTS)

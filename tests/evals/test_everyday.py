@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from durable_loop.core import presets
 from durable_loop.evals.behaviours import BEHAVIOURS
+from durable_loop.evals.scenarios_everyday import BASICS
 from durable_loop.evals.selection import EVERYDAY_SCENARIOS, select_scenarios
 from tests.evals.kit import run_offline
 
-EVERYDAY = list(EVERYDAY_SCENARIOS.values())
+EVERYDAY = list(BASICS)
 CALLING = {"everyday_arithmetic", "everyday_two_step", "everyday_save_then_list"}
 ANSWERED_FROM_A_RESULT = {*CALLING, "everyday_fixable_error", "everyday_quote_result"}
 
@@ -54,7 +55,7 @@ async def test_everyday_bad_patterns_fail_at_baseline_and_recover_when_fixed(
     for name, broken in EXPECTED.items():
         fixer = BEHAVIOURS[name].fixed_by
         for strategy in ("baseline", "fixed", "production"):
-            for scenario in EVERYDAY_SCENARIOS:
+            for scenario in (s.name for s in BASICS):
                 record = records[(f"{name}/{strategy}", scenario)]
                 still = STILL_FAILING.get((name, scenario))
                 want = broken.get(scenario) if strategy == "baseline" else still

@@ -97,7 +97,7 @@ async def test_replay_of_the_same_calls_agrees_and_serves_the_record(
     assert report["totals"]["same_calls_rate"] == 0.5
     assert report["totals"]["same_answer_rate"] == 0.75
     assert (report["totals"]["calls_served_from_record"], report["totals"]["calls_new"]) == (2, 1)
-    assert "| 1 → 1 | yes | 0 | yes |" in (directory / "report.md").read_text()
+    assert "| 1 → 1 | yes | 0 (0) | yes | - |" in (directory / "report.md").read_text()
 
 
 def test_the_command_refuses_a_replay_it_cannot_run(tmp_path):

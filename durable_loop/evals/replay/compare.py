@@ -1,5 +1,5 @@
 """One message's original and replay compared: calls as (tool, canonical arguments)
-multisets, the final answer exactly."""
+multisets, the final answer exactly (and, with a judge, by the judge's verdict)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections import Counter
 
 from pydantic import BaseModel
 
+from durable_loop.evals.replay.judge import Verdict
 from durable_loop.evals.replay.recorded import RecordedMessage
 from durable_loop.evals.replay.tools import ReplayTools
 
@@ -19,10 +20,12 @@ class MessageResult(BaseModel):
     replay: RecordedMessage
     served: int
     new: int
+    new_ran: int = 0
     matched_calls: int
     different_calls: int
     same_calls: bool
     same_answer: bool
+    judge: Verdict | None = None
 
 
 def compare(
@@ -45,6 +48,7 @@ def compare(
         replay=replay,
         served=sum(1 for c in logged if c.served),
         new=sum(1 for c in logged if not c.served),
+        new_ran=sum(1 for c in logged if c.ran),
         matched_calls=matched,
         different_calls=sum(before.values()) + sum(after.values()) - 2 * matched,
         same_calls=before == after,

@@ -11,6 +11,7 @@ import json
 
 from pydantic import BaseModel, Field, JsonValue
 
+from durable_loop.client.session_data.carried import turn_of
 from durable_loop.core.canonical_json import canonical_dumps, strict_loads
 from durable_loop.core.messages import Message
 from durable_loop.core.reply_meta import LlmReplyMeta
@@ -30,6 +31,9 @@ class RecordedMessage(BaseModel):
     answer: str | None = None
     tokens: int = 0
     latency_ms: int = 0
+    fork_turn: int = Field(
+        default=0, description="The last turn before this message (0: none), where it forks"
+    )
 
 
 class RecordedSession(BaseModel):
@@ -60,11 +64,13 @@ def recorded_session(session_id: str, rows: list[RowCopy]) -> RecordedSession:
     messages: list[RecordedMessage] = []
     names: dict[str, None] = {}
     by_id: dict[str, Call] = {}
+    last_turn = 0
     for row in rows:
         message = Message.model_validate(row.message)
         if message.role == "user" and not message.synthetic:
-            messages.append(RecordedMessage(text=message.content or ""))
+            messages.append(RecordedMessage(text=message.content or "", fork_turn=last_turn))
             continue
+        last_turn = turn_of(row) or last_turn
         if not messages:
             continue
         current = messages[-1]

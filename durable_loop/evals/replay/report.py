@@ -23,6 +23,9 @@ def totals(results: Sequence[MessageResult]) -> dict[str, Any]:
         "calls_different": sum(r.different_calls for r in results),
         "calls_served_from_record": sum(r.served for r in results),
         "calls_new": sum(r.new for r in results),
+        "calls_new_ran": sum(r.new_ran for r in results),
+        "calls_new_not_run": sum(r.new - r.new_ran for r in results),
+        "judge": _verdicts(results),
         "tokens": {
             "original": sum(r.original.tokens for r in results),
             "replay": sum(r.replay.tokens for r in results),
@@ -34,33 +37,63 @@ def totals(results: Sequence[MessageResult]) -> dict[str, Any]:
     }
 
 
+def _verdicts(results: Sequence[MessageResult]) -> dict[str, int] | None:
+    """Verdicts counted, or None when no judge was asked."""
+    if all(r.judge is None for r in results):
+        return None
+    counts = dict.fromkeys(("same", "different", "unsure"), 0)
+    for r in results:
+        if r.judge is not None:
+            counts[r.judge] += 1
+    return counts
+
+
 def _cell(text: str | None, limit: int = 60) -> str:
     flat = (text or "").replace("\n", " ").replace("|", "\\|")
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def markdown(results: Sequence[MessageResult]) -> str:
-    t = totals(results)
+def _summary(t: dict[str, Any], schemas_given: bool) -> list[str]:
+    judged = t["judge"]
+    lines = [
+        f"{t['messages']} messages: same calls {t['same_calls_rate']:.0%}, "
+        f"same final answer {t['same_answer_rate']:.0%} (exact)"
+        + (
+            f", judge: same {judged['same']}, different {judged['different']}, "
+            f"unsure {judged['unsure']}"
+            if judged
+            else ""
+        )
+        + f"; calls matched {t['calls_matched']}, different {t['calls_different']}, served "
+        f"from the record {t['calls_served_from_record']}, new {t['calls_new']} (ran "
+        f"{t['calls_new_ran']}, not run {t['calls_new_not_run']}).",
+        f"Tokens {t['tokens']['original']} → {t['tokens']['replay']}, "
+        f"latency {t['latency_ms']['original']} ms → {t['latency_ms']['replay']} ms.",
+    ]
+    if not schemas_given:
+        lines.append(
+            "Tools were offered by name only (no --tools): the model did not see their "
+            "parameter schemas."
+        )
+    return lines
+
+
+def markdown(results: Sequence[MessageResult], *, schemas_given: bool = True) -> str:
     lines = [
         "# Replay eval",
         "",
-        f"{t['messages']} messages: same calls {t['same_calls_rate']:.0%}, "
-        f"same final answer {t['same_answer_rate']:.0%}; calls matched {t['calls_matched']}, "
-        f"different {t['calls_different']}, served from the record "
-        f"{t['calls_served_from_record']}, new (not run) {t['calls_new']}.",
-        f"Tokens {t['tokens']['original']} → {t['tokens']['replay']}, "
-        f"latency {t['latency_ms']['original']} ms → {t['latency_ms']['replay']} ms.",
+        *_summary(totals(results), schemas_given),
         "",
-        "| session | # | message | calls orig → replay | same calls | new | same answer "
-        "| tokens | latency ms | answer orig / replay |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| session | # | message | calls orig → replay | same calls | new (ran) | same answer "
+        "| judge | tokens | latency ms | answer orig / replay |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r.session_id} | {r.index} | {_cell(r.original.text, 40)} "
             f"| {len(r.original.calls)} → {len(r.replay.calls)} "
-            f"| {'yes' if r.same_calls else 'no'} | {r.new} "
-            f"| {'yes' if r.same_answer else 'no'} "
+            f"| {'yes' if r.same_calls else 'no'} | {r.new} ({r.new_ran}) "
+            f"| {'yes' if r.same_answer else 'no'} | {r.judge or '-'} "
             f"| {r.original.tokens} → {r.replay.tokens} "
             f"| {r.original.latency_ms} → {r.replay.latency_ms} "
             f"| {_cell(r.original.answer)} / {_cell(r.replay.answer)} |"
@@ -68,13 +101,16 @@ def markdown(results: Sequence[MessageResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_replay_report(root: Path, results: Sequence[MessageResult]) -> Path:
+def write_replay_report(
+    root: Path, results: Sequence[MessageResult], *, schemas_given: bool = True
+) -> Path:
     directory = root / f"replay-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}"
     directory.mkdir(parents=True, exist_ok=True)
     document = {
         "totals": totals(results),
+        "tool_schemas": "given" if schemas_given else "names only",
         "messages": [r.model_dump(mode="json") for r in results],
     }
     (directory / "replay.json").write_text(json.dumps(document, indent=2) + "\n")
-    (directory / "report.md").write_text(markdown(results))
+    (directory / "report.md").write_text(markdown(results, schemas_given=schemas_given))
     return directory
