@@ -58,6 +58,7 @@ class StuckMailer:
     attempts: int = 2
     started: list[int] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
+    returned: threading.Event = field(default_factory=threading.Event)
 
     def registry(self) -> ToolRegistry:
         registry = ToolRegistry()
@@ -75,6 +76,7 @@ class StuckMailer:
                     await asyncio.sleep(0.05)
                 except asyncio.CancelledError:
                     continue
+            self.returned.set()
             return f"sent to {to}"
 
         return registry

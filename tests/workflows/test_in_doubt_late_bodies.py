@@ -7,57 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from dataclasses import dataclass, field
 
 import pytest
 
 from durable_loop.activities.tools import idempotency_key
 from durable_loop.core import names
-from durable_loop.core.registry import ToolContext, ToolRegistry
-from durable_loop.core.retry import RetrySettings
 from durable_loop.store.tool_attempts import NO_BODY, ToolAttempts
 from durable_loop.testing import reply
 from tests.conftest import settings_for, unique
 from tests.workflows.proposal_kit import eventually, tool_envelopes
+from tests.workflows.test_in_doubt_holds import StuckMailer
 from tests.workflows.test_once_tools import RESULT_SEQ, SEND
 
 WHEN_IT_HAPPENED = "the mail reached ana at 09:12"
 
 
-@dataclass
-class LateMailer:
-    """A ``send_mail`` stuck in a client library that swallows its cancellation: it ends
-    only when the test releases it, long after its activity timed out."""
-
-    attempts: int
-    started: list[int] = field(default_factory=list)
-    release: threading.Event = field(default_factory=threading.Event)
-    returned: threading.Event = field(default_factory=threading.Event)
-
-    def registry(self) -> ToolRegistry:
-        registry = ToolRegistry()
-
-        @registry.tool(
-            effect="once",
-            timeout_s=0.5,
-            retry=RetrySettings(maximum_attempts=self.attempts, initial_interval_s=0.1),
-        )
-        async def send_mail(to: str, text: str, ctx: ToolContext) -> str:
-            """Send an e-mail."""
-            self.started.append(ctx.attempt)
-            while not self.release.is_set():
-                try:
-                    await asyncio.sleep(0.05)
-                except asyncio.CancelledError:
-                    continue
-            self.returned.set()
-            return f"sent to {to}"
-
-        return registry
-
-
-async def late_body_finished(w, sid: str, mailer: LateMailer) -> None:
+async def late_body_finished(w, sid: str, mailer: StuckMailer) -> None:
     """Until the late body returned and its activity stored or discarded its result."""
     await eventually(lambda: asyncio.sleep(0, mailer.returned.is_set()))
     key = idempotency_key(names.session_workflow_id(sid), "c1", RESULT_SEQ)
@@ -86,7 +51,7 @@ async def test_a_late_body_does_not_overwrite_the_persons_answer(
     loop_worker, scripted_llm, answer: str, attempts: int, released: str
 ):
     """About 10 s of real time each: the activity's timeout is the tool's plus slack."""
-    mailer = LateMailer(attempts)
+    mailer = StuckMailer(attempts=attempts)
     model, sid = unique("m"), unique("s")
     scripted_llm.script(model, [reply.tool_call("send_mail", SEND, "c1"), reply.text("Done.")])
     result = WHEN_IT_HAPPENED if answer == "happened" else None
