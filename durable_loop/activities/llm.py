@@ -33,7 +33,7 @@ from durable_loop.core.canonical_json import (
 from durable_loop.core.context_window import ContextReport
 from durable_loop.core.messages import Message, StoredMessage
 from durable_loop.core.registry import ToolRegistry
-from durable_loop.core.reply_meta import LlmReplyMeta
+from durable_loop.core.reply_meta import LlmReplyMeta, offered_tools
 from durable_loop.core.request import TurnPlan, plan_turn
 from durable_loop.core.transforms.text_calls import text_call_warning
 from durable_loop.core.typed_output import final_answer_from_call
@@ -76,6 +76,8 @@ class LlmActivities:
         if inp.output_schema is not None:
             message = final_answer_from_call(message, inp.output_schema)
         meta = reply_meta(inp, turn, done, text_call_note(inp, turn, message))
+        digest, schemas = offered_tools(turn.plan.tools, history.messages)
+        meta = meta.model_copy(update={"tools_digest": digest, "tool_schemas": schemas})
         written = await self.store.put(inp.transcript.session_id, inp.assistant_seq, message, meta)
         return summarize_reply(written, inp, cached=False)
 

@@ -17,8 +17,12 @@ First settlement wins (:meth:`ToolAttempts.settle`): a body's result is stored o
 attempt settles the call first. A call put in doubt is settled by no body (the retry that
 found the marker, the attempt whose tool timeout passed, a person's "run it again" for the
 run before, an attempt that learns its activity timed out on the server), so a body that
-ignored its timeout and returns after that has its result discarded, with a log line: what
-the model reads is the person's answer, as the audit says.
+ignored its timeout and returns after that has its result discarded: what the model reads
+is the person's answer, as the audit says. The person's answer settles the call too (the
+decision-audit activity, :mod:`durable_loop.activities.workspace`), so a body that returns
+after it loses even while its worker does not know yet that its activity timed out. A
+discarded body leaves a log line and an audit row (op ``discard``: when it finished, who had
+settled the call; never its result).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 
 from temporalio import activity
 
@@ -39,7 +44,9 @@ from durable_loop.activities.dispatch import (
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.registry import RegisteredTool, ToolContext
-from durable_loop.store.tool_attempts import NO_BODY, ToolAttempts
+from durable_loop.store.tool_attempts import NO_BODY, ToolAttempts, settlement
+from durable_loop.store.workspace import WorkspaceStore
+from durable_loop.store.workspace_decision_audit import DiscardedBody, record_discarded_body
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +106,10 @@ def log_discarded(ctx: ToolContext, why: str) -> None:
 
 
 class OnceCalls:
-    def __init__(self, attempts: ToolAttempts) -> None:
+    def __init__(self, attempts: ToolAttempts, audit: WorkspaceStore | None = None) -> None:
+        """``audit``: where discarded bodies are audited (default: the attempts' database)."""
         self.attempts = attempts
+        self.audit = audit or WorkspaceStore(attempts.db)
 
     async def run(
         self,
@@ -134,18 +143,42 @@ class OnceCalls:
         except Exception:  # the tool raised: it said it failed, so a retry may run it again
             await self.attempts.end(key)
             raise
+        finished = datetime.now(UTC)
         if timed_out(done):  # the body may run on in its thread: whether it took effect is unknown
             await self._settle_without_body(key, ctx)
             why = "it did not finish within the tool's timeout"
             return in_doubt(tool.spec.name, ctx.attempt, why)
         if past_deadline(began) or activity_gone():
             await self._settle_without_body(key, ctx)
-            log_discarded(ctx, "its activity timed out before it")
+            await self._discarded(tool, ctx, key, finished, "after its activity timed out")
             return in_doubt(tool.spec.name, ctx.attempt, "it finished after its activity timed out")
         if await self._settled_by(key, ctx, ctx.attempt):
             return done
-        log_discarded(ctx, "the call was settled without it")
+        await self._discarded(tool, ctx, key, finished, "after the call was settled")
         return None
+
+    async def _discarded(
+        self, tool: RegisteredTool, ctx: ToolContext, key: str, finished: datetime, why: str
+    ) -> None:
+        """The log line and the audit row of a body whose result is discarded. The row is
+        best effort: failing the activity now would not bring the result back."""
+        log_discarded(ctx, why)
+        body = DiscardedBody(
+            workspace_id=ctx.workspace_id or ctx.session_id,
+            session_id=ctx.session_id,
+            call_id=ctx.call_id,
+            turn=ctx.turn,
+            tool=tool.spec.name,
+            attempt=ctx.attempt,
+            finished_at=finished,
+            settled_by=settlement(await self.attempts.settled_by(key)),
+            why=why,
+            key=f"tool-discarded:{key}:{ctx.attempt}",
+        )
+        try:
+            await record_discarded_body(self.audit, body)
+        except Exception:
+            log.exception("once call %s: auditing its discarded body failed", key)
 
     async def _settle_without_body(self, key: str, ctx: ToolContext) -> bool:
         return await self._settled_by(key, ctx, NO_BODY)

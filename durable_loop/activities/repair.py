@@ -19,6 +19,7 @@ from durable_loop.core.argument_repair import (
     RepairCallOutput,
     repair_request,
     repaired_arguments,
+    shorten_max_tokens,
     shorten_request,
     shortened_value,
     with_value,
@@ -49,20 +50,25 @@ class RepairActivities:
             return RepairCallOutput(assistant_seq=inp.repair_seq, reason="no such call stored")
         call = calls[inp.call_index]
         pointer = ""
+        endpoint = inp.endpoint
+        options = dict(endpoint.llm_options)
         if inp.kind == "shorten_oversized_arguments":
             try:
-                messages, pointer, _ = shorten_request(call.arguments, inp.max_args_bytes)
+                messages, pointer, budget = shorten_request(call.arguments, inp.max_args_bytes)
             except ValueError as err:
                 return RepairCallOutput(assistant_seq=inp.repair_seq, reason=str(err))
+            key = "max_completion_tokens" if "max_completion_tokens" in options else "max_tokens"
+            session_max = options.get(key)
+            limit = session_max if isinstance(session_max, int) else None
+            options[key] = shorten_max_tokens(budget, limit)
         else:
             messages = repair_request(call.name, inp.tool_schema, call.arguments, inp.error)
-        endpoint = inp.endpoint
         plan = PromptPlan(
             model=endpoint.model,
             provider=endpoint.provider,
             session_id=inp.session_id,
             upto_seq=inp.assistant_seq,
-            llm_options=dict(endpoint.llm_options),
+            llm_options=options,
         )
         done = await self.gateway.complete(
             endpoint, plan, messages, call_id_prefix=str(inp.repair_seq)

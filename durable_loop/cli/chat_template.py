@@ -1,9 +1,15 @@
-"""The chat template inside a GGUF file, and the optional tool-argument fix for Qwen2.5.
+"""The chat template inside a GGUF file, and the optional tool fixes for Qwen2.5.
 
-The stock Qwen2.5 template renders earlier tool calls with ``arguments | tojson``. OpenAI
-clients send ``arguments`` as a JSON *string*, so the prompt shows them double-encoded
-(``"arguments": "{\\"a\\": 2}"``), which a small model then imitates or misreads. The fix
-writes string arguments as they are and keeps ``tojson`` for objects.
+Two lines of the stock Qwen2.5-Coder template teach the model a call shape it then copies:
+
+* earlier tool calls are rendered with ``arguments | tojson``. OpenAI clients send
+  ``arguments`` as a JSON *string*, so the prompt shows them double-encoded
+  (``"arguments": "{\\"a\\": 2}"``), which a small model imitates or misreads. The fix
+  writes string arguments as they are and keeps ``tojson`` for objects;
+* the tool instructions show the call example in doubled braces
+  (``{{"name": <function-name>, ...}}``, a format-string escape left in the template), and
+  the model writes its calls that way, which llama.cpp's own parser does not read (measured
+  on xllamacpp 2026.10; docs/evals.md). The fix shows it in single braces.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from durable_loop.core.errors import DurableLoopError
 
 TEMPLATE_KEY = "tokenizer.chat_template"
 STOCK_ARGUMENTS_LINE = "{{- tool_call.arguments | tojson }}"
+STOCK_CALL_EXAMPLE = '{{\\"name\\": <function-name>, \\"arguments\\": <args-json-object>}}'
+FIXED_CALL_EXAMPLE = '{\\"name\\": <function-name>, \\"arguments\\": <args-json-object>}'
 FIXED_ARGUMENTS_LINE = (
     "{%- if tool_call.arguments is string %}{{- tool_call.arguments }}"
     "{%- else %}{{- tool_call.arguments | tojson }}{%- endif %}"
@@ -100,7 +108,10 @@ def read_chat_template(path: Path) -> str | None:
 
 
 def fix_tool_call_arguments(template: str) -> str | None:
-    """The template with string arguments written as-is; None if the stock line is absent."""
+    """The template with string arguments written as-is and the call example in single
+    braces; None if the stock arguments line is absent (not a Qwen2.5 template)."""
     if STOCK_ARGUMENTS_LINE not in template:
         return None
-    return template.replace(STOCK_ARGUMENTS_LINE, FIXED_ARGUMENTS_LINE)
+    return template.replace(STOCK_ARGUMENTS_LINE, FIXED_ARGUMENTS_LINE).replace(
+        STOCK_CALL_EXAMPLE, FIXED_CALL_EXAMPLE
+    )

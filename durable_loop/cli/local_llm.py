@@ -99,12 +99,12 @@ def chat_template_for(path: Path, *, fix_tool_arguments: bool) -> str:
     """The template override for llama.cpp: "" keeps the model's own template.
 
     With ``fix_tool_arguments`` (the default of ``local-llm`` and the demo), the model's
-    template with earlier tool-call arguments written as-is instead of double-encoded (see
-    ``chat_template``). llama.cpp renders the stock Qwen2.5 template with the string
-    arguments of an OpenAI request double-encoded (checked with ``/apply-template``):
-    ``"arguments": "{\\"expression\\":\\"37 * 43\\"}"``, which is the very text the
-    model then writes as its "answer" once tools are withdrawn (issue 18). Tool results are
-    already in Qwen's own form (``<tool_response>`` inside a user turn).
+    template with earlier tool-call arguments written as-is instead of double-encoded and
+    the call example in single braces (see ``chat_template``). llama.cpp 0.2.11 renders the
+    stock Qwen2.5 template with the string arguments of an OpenAI request double-encoded
+    (checked with ``/apply-template``): ``"arguments": "{\\"expression\\":\\"37 * 43\\"}"``,
+    the very text the model then writes as its "answer" once tools are withdrawn (issue
+    18). Tool results are already in Qwen's own form (``<tool_response>`` in a user turn).
     """
     if not fix_tool_arguments:
         return ""
@@ -210,8 +210,9 @@ def local_llm_command(
         typer.Option(
             "--fix-template/--stock-template",
             help="Patch the chat template so earlier tool-call arguments reach the prompt "
-            "as a JSON object, as Qwen2.5 was trained, instead of double-encoded (the stock "
-            "template, which the model then imitates as text calls)",
+            "as a JSON object, as Qwen2.5 was trained, instead of double-encoded, and the "
+            "call example shows single braces (the stock template's shapes, which the model "
+            "then imitates as text calls)",
         ),
     ] = True,
 ) -> None:

@@ -20,6 +20,7 @@ TOOL_VERBS = {
     "confirm": "approved",
     "edit": "approved with edits",
     "reject": "rejected",
+    "discard": "discarded the late body's result of",
 }
 PROPOSAL_VERBS = {
     "confirm": "approved",

@@ -33,11 +33,11 @@ REPAIRED_CODES: dict[RepairKind, frozenset[str]] = {
     "repair_invalid_arguments": frozenset({ErrorCode.INVALID_ARGS, ErrorCode.INVALID_JSON}),
 }
 SHORTEN_SYSTEM = (
-    "You shorten text. Reply with the shortened text only: no preamble, no quotes, no explanation."
+    "You summarise text. Reply with the summary only: no preamble, no quotes, no explanation."
 )
 SHORTEN_USER = (
-    "Shorten the text below to at most {max_chars} characters. Keep its meaning and its "
-    "language; summarise if needed.\n\n{value}"
+    "Summarise the text below in at most {max_chars} characters, in its own language. Do "
+    "not copy it: write a shorter text that keeps what matters.\n\n{value}"
 )
 REPAIR_SYSTEM = (
     "You fix the arguments of a function call. Reply with one JSON object only: no "
@@ -50,6 +50,12 @@ REPAIR_USER = (
 )
 SHORTEN_MARGIN = 0.9
 """Ask for a little less than the limit allows: models overshoot a character count."""
+SHORTEN_TOKENS_PER_CHAR = 0.5
+SHORTEN_TOKENS_SLACK = 16
+"""The shortening reply's token cap: a text within the budget takes at most about one
+token per two characters, so a cap at that never cuts a reply that fits, while a model
+that copies the text instead stops near the budget, not at the session's ``max_tokens``
+(a 1.5B model on CPU copied 4,600 characters in 10 minutes; docs/evals.md)."""
 FENCE = re.compile(r"^```[\w-]*\s*\n?(.*?)\n?```$", re.DOTALL)
 
 
@@ -101,6 +107,12 @@ def shorten_request(arguments: str, max_args_bytes: int) -> tuple[list[Message],
     assert isinstance(value, str)
     user = SHORTEN_USER.format(max_chars=budget, value=value)
     return [Message.system(SHORTEN_SYSTEM), Message.user(user)], pointer, budget
+
+
+def shorten_max_tokens(budget: int, session_max: int | None) -> int:
+    """The ``max_tokens`` of a shortening request for a ``budget`` of characters."""
+    cap = int(budget * SHORTEN_TOKENS_PER_CHAR) + SHORTEN_TOKENS_SLACK
+    return min(cap, session_max) if session_max else cap
 
 
 def repair_request(

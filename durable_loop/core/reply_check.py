@@ -16,11 +16,17 @@ import re
 from collections.abc import Callable
 
 from durable_loop.core.errors import CodedError, ErrorCode
-from durable_loop.core.transforms.text_calls import TextCall, parse_json_calls, parse_tagged_calls
+from durable_loop.core.transforms.text_calls import (
+    TextCall,
+    parse_call_shaped,
+    parse_json_calls,
+    parse_tagged_calls,
+)
 
 TEXT_CALL_PATCH_ID = "reply-not-a-text-call"
 NO_WORDS_PATCH_ID = "reply-without-words"
 CUT_OFF_PATCH_ID = "reply-cut-off-call"
+UNKNOWN_CALL_PATCH_ID = "reply-unknown-text-call"
 
 LEFTOVER = re.compile(r"^[\s`.;:,]*$")
 """What may surround a text call for the reply to count as nothing but that call."""
@@ -145,6 +151,14 @@ def results_digest(results: list[tuple[str, str]], limit: int = 600) -> str:
     return "\n".join(line if len(line) <= limit else line[: limit - 1] + "…" for line in lines)
 
 
+def unknown_call_message(call: TextCall, recovered: bool) -> str:
+    return (
+        f"{_final_reply(recovered)} was a call of {call.name!r}, a tool that does not exist, "
+        "written as text: not an answer, so it was not returned; the recovery "
+        "finalize_text_call_reply asks once more for an answer"
+    )
+
+
 def not_an_answer_message(call: TextCall, recovered: bool) -> str:
     return (
         f"{_final_reply(recovered)} was a call of {call.name!r} written as text, not an "
@@ -164,6 +178,10 @@ def answer_check(
 ) -> tuple[CodedError | None, bool]:
     """(REPLY_NOT_AN_ANSWER when ``text`` is no answer, whether it is plain text).
 
+    A reply in the exact shape of a call of a tool that was not offered is no answer either
+    (``reply-unknown-text-call``): small models "call" ``greet`` or ``thank_you`` as JSON
+    text when a greeting needs no tool.
+
     Plain text (no call written as text) may still be judged by the ``answer`` recoveries;
     a text call on a run from before ``reply-not-a-text-call`` is neither. ``recovered``:
     the finalization request was already sent (the message says so)."""
@@ -174,6 +192,9 @@ def answer_check(
     if cut is not None and patched(CUT_OFF_PATCH_ID):
         return _not_an_answer(cut_off_call_message(cut, recovered)), False
     if call is None:
+        unknown = parse_call_shaped(text or "")
+        if unknown is not None and patched(UNKNOWN_CALL_PATCH_ID):
+            return _not_an_answer(unknown_call_message(unknown, recovered)), False
         return None, True
     if not patched(TEXT_CALL_PATCH_ID):
         return None, False

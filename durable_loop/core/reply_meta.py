@@ -10,6 +10,7 @@ every field has a default and unknown keys are ignored, so any row parses as any
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from pydantic import (
@@ -22,13 +23,66 @@ from pydantic import (
     model_serializer,
 )
 
+from durable_loop.core.canonical_json import canonical_dumps, sha256_hex
 from durable_loop.core.context_window import ContextReport
-from durable_loop.core.messages import Usage
+from durable_loop.core.messages import StoredMessage, Usage
 from durable_loop.core.pipeline_trace import PipelineTrace
 from durable_loop.core.router.contracts import AnswerMode
+from durable_loop.core.tools import ToolSpec
 
 SUMMARY_META_KEY = "summary_of"
 """The key that marks a stored summary: it stands for the messages with seq below it."""
+TOOLS_DIGEST_KEY = "tools_digest"
+TOOLS_DIGEST_CHARS = 16
+
+
+def _unset(value: object) -> bool:
+    return value is None
+
+
+class OfferedTool(BaseModel):
+    """One tool as a request offered it (after masking and tool transforms): what a replay
+    needs to offer it again, and the join of its model-facing and its own name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    original_name: str | None = Field(default=None, exclude_if=_unset)
+    description: str = ""
+    parameters: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, spec: ToolSpec) -> OfferedTool:
+        return cls(
+            name=spec.name,
+            original_name=spec.original_name,
+            description=spec.description,
+            parameters=spec.parameters,
+        )
+
+
+def tools_digest(tools: Sequence[OfferedTool]) -> str:
+    """A short sha256 of the offered schemas, in order: equal sets, equal digests."""
+    dumped: list[JsonValue] = [t.model_dump(mode="json") for t in tools]
+    return sha256_hex(canonical_dumps(dumped))[:TOOLS_DIGEST_CHARS]
+
+
+def offered_tools(
+    specs: Sequence[ToolSpec], earlier: Sequence[StoredMessage]
+) -> tuple[str | None, list[OfferedTool] | None]:
+    """``tools_digest`` and ``tool_schemas`` of a reply that offered ``specs``. The schemas
+    are written once per distinct set: left out when a row in ``earlier`` (the rows the
+    request read) carries the same digest, since the first row with a digest always
+    carries its schemas. Every reply that offers the set carries its digest, so a context
+    window reading only the newest rows writes a set again only when they hold no earlier
+    reply offering it; that costs store bytes, never history bytes (meta is not in
+    history)."""
+    if not specs:
+        return None, None
+    offered = [OfferedTool.of(spec) for spec in specs]
+    digest = tools_digest(offered)
+    seen = any(row.meta.get(TOOLS_DIGEST_KEY) == digest for row in earlier)
+    return digest, None if seen else offered
 
 
 class RowMeta(BaseModel):
@@ -64,6 +118,11 @@ class LlmReplyMeta(RowMeta):
     plan_fingerprint: str = ""
     tools_sent: list[str] | None = None
     """The tool names the request offered (empty: none); ``None`` on rows of other writers."""
+    tools_digest: str | None = None
+    """The digest of the offered tools' schemas (:func:`tools_digest`); none offered: left
+    out."""
+    tool_schemas: list[OfferedTool] | None = None
+    """The offered tools' schemas, on the first row of the transcript with this digest."""
     attempt: int = 0
     transforms: list[str] | None = None
     fallback_from: list[str] | None = None

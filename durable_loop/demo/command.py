@@ -219,7 +219,7 @@ def demo_command(
         typer.Option(
             "--fix-template/--stock-template",
             help="Local model: patched chat template (earlier tool arguments as a JSON "
-            "object, not double-encoded)",
+            "object, not double-encoded; the call example in single braces)",
         ),
     ] = True,
     wait: Annotated[

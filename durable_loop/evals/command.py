@@ -131,7 +131,7 @@ def eval_command(
         _opt(
             "--tools",
             "Replay eval: package.module:attribute of a ToolRegistry; its schemas are offered "
-            "(default: the recorded names only).",
+            "(default: the schemas the session recorded; names only for older sessions).",
         ),
     ] = None,
     run_tools: Annotated[

@@ -12,6 +12,10 @@ so the first settlement wins: the attempt whose body's result is stored (its num
 :data:`NO_BODY` when the call went in doubt and a person's answer becomes its result. A
 body that returns after that (it ignored its timeout and outlived its activity) loses the
 insert, and its result is not stored: the model and the audit read the same answer.
+
+A person's answer to a call in doubt settles it too, by :data:`NO_BODY`, in the transaction
+that writes the answer's audit row (:func:`settle_in`): a body that returns after the answer
+loses, however late the worker learns that its activity timed out on the server.
 """
 
 from __future__ import annotations
@@ -64,11 +68,33 @@ def settled_key(key: str) -> str:
     return key + SETTLED_SUFFIX
 
 
+def settle_in(conn: Connection, key: str, *, session_id: str, call_id: str, by: int) -> bool:
+    """:meth:`ToolAttempts.settle` inside a transaction the caller holds (an audit row's)."""
+    row = {
+        "idempotency_key": settled_key(key),
+        "session_id": session_id,
+        "call_id": call_id,
+        "attempt": by,
+    }
+    settle = insert_ignore(ATTEMPTS, conn.dialect.name).returning(ATTEMPTS.c.attempt)
+    return conn.execute(settle, row).first() is not None  # rowcount: -1 on psycopg
+
+
+def settled_by_in(conn: Connection, key: str) -> int | None:
+    return conn.execute(GET, {"key": settled_key(key)}).scalar_one_or_none()
+
+
+def settlement(by: int | None) -> str:
+    """Who settled a call, as an audit row says it."""
+    if by is None:
+        return "nobody yet"
+    return "no body (in doubt)" if by == NO_BODY else f"the body of attempt {by}"
+
+
 class ToolAttempts:
     def __init__(self, db: Database, dialect: str) -> None:
         self.db = db
         self._insert = insert_ignore(ATTEMPTS, dialect)
-        self._settle = self._insert.returning(ATTEMPTS.c.attempt)  # rowcount: -1 on psycopg
 
     async def begin(self, key: str, *, session_id: str, call_id: str, attempt: int) -> int | None:
         """Mark that ``attempt`` starts the body; the attempt an earlier marker names (which
@@ -100,19 +126,11 @@ class ToolAttempts:
     async def settle(self, key: str, *, session_id: str, call_id: str, by: int) -> bool:
         """Settle the call of marker ``key`` by ``by`` (an attempt number, or
         :data:`NO_BODY`) unless it is settled already; whether this settlement won."""
-        row = {
-            "idempotency_key": settled_key(key),
-            "session_id": session_id,
-            "call_id": call_id,
-            "attempt": by,
-        }
         return await self.db.write(
-            lambda conn: conn.execute(self._settle, row).first() is not None, inline=True
+            lambda conn: settle_in(conn, key, session_id=session_id, call_id=call_id, by=by),
+            inline=True,
         )
 
     async def settled_by(self, key: str) -> int | None:
         """Who settled the call of marker ``key``: an attempt, :data:`NO_BODY`, or None."""
-        return await self.db.read(
-            lambda conn: conn.execute(GET, {"key": settled_key(key)}).scalar_one_or_none(),
-            inline=True,
-        )
+        return await self.db.read(lambda conn: settled_by_in(conn, key), inline=True)

@@ -59,7 +59,7 @@ def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
     router = RouterActivities(deps.store, gateway, deps.registry)
     transcript = TranscriptActivities(deps.store)
     workspace_store = deps.workspace or WorkspaceStore(deps.store.db)
-    workspace = WorkspaceActivities(workspace_store)
+    workspace = WorkspaceActivities(workspace_store, tools.once.attempts)
     approvals = ApprovalActivities(deps.store)
     return [
         llm.llm_turn,

@@ -11,7 +11,9 @@ import pytest
 
 from durable_loop.cli.chat_template import (
     FIXED_ARGUMENTS_LINE,
+    FIXED_CALL_EXAMPLE,
     STOCK_ARGUMENTS_LINE,
+    STOCK_CALL_EXAMPLE,
     GgufError,
     fix_tool_call_arguments,
     read_chat_template,
@@ -86,6 +88,24 @@ def test_fixed_template_writes_string_arguments_as_is_and_objects_as_json():
     assert fixed is not None and FIXED_ARGUMENTS_LINE in fixed
     assert '"arguments": {"a": 2}}' in render(fixed, '{"a": 2}')
     assert '"arguments": {"a": 2}}' in render(fixed, {"a": 2})
+
+
+# The tools preamble of the Qwen2.5-Coder template, as shipped in its GGUF.
+QWEN_CODER_PREAMBLE = (
+    '{{- "\\n</tools>\\n\\nFor each function call, return a json object with function name and '
+    "arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n"
+    + STOCK_CALL_EXAMPLE
+    + '\\n</tool_call><|im_end|>\\n" }}'
+)
+
+
+def test_fixed_template_shows_the_call_example_in_single_braces():
+    stock = jinja2.Environment().from_string(QWEN_CODER_PREAMBLE).render()
+    assert '{{"name": <function-name>, "arguments": <args-json-object>}}' in stock
+    fixed = fix_tool_call_arguments(QWEN_TOOL_CALLS + QWEN_CODER_PREAMBLE)
+    assert fixed is not None and FIXED_CALL_EXAMPLE in fixed
+    shown = jinja2.Environment().from_string(fixed).render(message={"tool_calls": []})
+    assert '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n' in shown
 
 
 def test_fix_is_none_when_the_stock_line_is_absent():

@@ -10,6 +10,7 @@ from durable_loop.core.argument_repair import (
     repair_kind,
     repair_request,
     repaired_arguments,
+    shorten_max_tokens,
     shorten_request,
     shortened_value,
     with_value,
@@ -23,6 +24,12 @@ def test_shorten_request_carries_only_the_longest_value_and_a_budget_under_the_l
     assert pointer == "/ops/0/value" and 0 < budget < 300 - over
     assert "v" * 300 in (messages[1].content or "") and '"title"' not in (messages[1].content or "")
     assert str(budget) in (messages[1].content or "")
+
+
+def test_shorten_max_tokens_fits_the_budget_and_never_raises_the_session_cap() -> None:
+    assert shorten_max_tokens(316, 768) == 174
+    assert shorten_max_tokens(316, 100) == 100
+    assert shorten_max_tokens(40, None) == 36
 
 
 def test_shorten_request_refuses_what_shortening_cannot_fix() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from durable_loop.core.reply_check import (
+    UNKNOWN_CALL_PATCH_ID,
+    answer_check,
     cut_off_call_of,
     has_no_words,
     referred_tool,
@@ -46,6 +48,41 @@ def test_a_call_of_a_known_tool_written_as_text_is_not_an_answer(text: str) -> N
 )
 def test_answers_and_calls_of_unknown_tools_pass(text: str | None) -> None:
     assert text_call_of(text, KNOWN) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "greet", "arguments": {"message": "Good morning!"}}',
+        '{"name": "thank_you", "arguments": {}}',
+        '```json\n{"name": "identify", "parameters": {"type": "robot"}}\n```',
+        '{{"name": "hello", "arguments": {}}}',
+        '<tool_call>\n{"name": "state_set", "arguments": {"path": "/a"}}\n</tool_call>',
+    ],
+)
+def test_a_call_shaped_reply_naming_no_tool_is_not_an_answer(text: str) -> None:
+    asked: list[str] = []
+    failure, plain = answer_check(text, KNOWN, lambda p: asked.append(p) or True, recovered=False)
+    assert failure is not None and failure.code == "REPLY_NOT_AN_ANSWER" and not plain
+    assert "does not exist" in failure.message and asked == [UNKNOWN_CALL_PATCH_ID]
+    before, plain = answer_check(text, KNOWN, lambda p: False, recovered=False)
+    assert before is None and plain
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "Ada", "age": 36}',
+        '{"name": "Ada", "arguments": "none"}',
+        '{"name": "first name", "arguments": {}}',
+        '[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}]',
+        'Here it is: {"name": "greet", "arguments": {}}',
+        "Good morning! How can I help?",
+    ],
+)
+def test_json_answers_and_prose_are_not_call_shaped(text: str) -> None:
+    failure, _ = answer_check(text, KNOWN, lambda p: True, recovered=False)
+    assert failure is None
 
 
 def test_nothing_is_a_call_without_known_tools() -> None:

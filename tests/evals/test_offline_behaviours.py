@@ -15,21 +15,13 @@ ALL = set(SCENARIOS)
 # behaviour -> (scenarios failing at baseline with their reason, scenarios failing when fixed)
 EXPECTED: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "well_behaved": ({}, {}),
-    # a call of a registered tool written as text never completes a message
-    "tags_as_text": (
-        {
-            **dict.fromkeys(TOOL_SCENARIOS, "REPLY_NOT_AN_ANSWER"),
-            "unknown_tool_recovery": "NO_TOOL_CALLS",  # state_set is no registered tool
-        },
-        {},
-    ),
+    # a call written as text never completes a message, also one of a tool that does not
+    # exist (unknown_tool_recovery's state_set, patch reply-unknown-text-call)
+    "tags_as_text": (dict.fromkeys(TOOL_SCENARIOS, "REPLY_NOT_AN_ANSWER"), {}),
     "json_as_text": (
-        {
-            **dict.fromkeys(TOOL_SCENARIOS, "REPLY_NOT_AN_ANSWER"),
-            "unknown_tool_recovery": "NO_TOOL_CALLS",
-        },
+        dict.fromkeys(TOOL_SCENARIOS, "REPLY_NOT_AN_ANSWER"),
         # the JSON fallback only recovers calls that name a tool the request offered
-        {"unknown_tool_recovery": "NO_TOOL_CALLS"},
+        {"unknown_tool_recovery": "REPLY_NOT_AN_ANSWER"},
     ),
     "args_as_objects": (dict.fromkeys(TOOL_SCENARIOS, "PROVIDER_BAD_RESPONSE"), {}),
     "tool_calls_as_object": (dict.fromkeys(TOOL_SCENARIOS, "PROVIDER_BAD_RESPONSE"), {}),

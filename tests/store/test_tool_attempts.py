@@ -6,10 +6,17 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import pytest
 import pytest_asyncio
 
 from durable_loop.store import StoreConfig, open_store
-from durable_loop.store.tool_attempts import NO_BODY, ToolAttempts
+from durable_loop.store.tool_attempts import (
+    NO_BODY,
+    ToolAttempts,
+    settle_in,
+    settled_by_in,
+    settlement,
+)
 
 
 @pytest_asyncio.fixture
@@ -59,3 +66,30 @@ async def test_a_renewed_attempt_drops_a_dead_bodys_settlement_but_not_a_doubt(a
     assert await attempts.settled_by(died) is None
     assert await settle(attempts, died, 2) is True
     assert await attempts.settled_by(doubted) == NO_BODY
+
+
+async def test_a_settlement_inside_another_transaction_commits_with_it(attempts):
+    """The audit row of a person's answer settles the call in its own transaction: rolled
+    back with it, or committed with it."""
+    rolled_back, committed = fresh_key(), fresh_key()
+
+    def settle_then_fail(conn):
+        settle_in(conn, rolled_back, session_id="s1", call_id="c1", by=NO_BODY)
+        raise RuntimeError("the audit write failed")
+
+    with pytest.raises(RuntimeError):
+        await attempts.db.write(settle_then_fail, inline=True)
+
+    def settle_twice(conn):
+        won = settle_in(conn, committed, session_id="s1", call_id="c1", by=NO_BODY)
+        lost = settle_in(conn, committed, session_id="s1", call_id="c1", by=1)
+        return won, lost, settled_by_in(conn, committed)
+
+    assert await attempts.db.write(settle_twice, inline=True) == (True, False, NO_BODY)
+    assert await attempts.settled_by(rolled_back) is None
+    assert await attempts.settled_by(committed) == NO_BODY
+    assert [settlement(by) for by in (None, NO_BODY, 2)] == [
+        "nobody yet",
+        "no body (in doubt)",
+        "the body of attempt 2",
+    ]

@@ -4,8 +4,10 @@ tool-less request repaired (shorten_oversized_arguments, repair_invalid_argument
 from __future__ import annotations
 
 import json
+import re
 
-from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.argument_repair import shorten_max_tokens
+from durable_loop.core.config import RuntimeConfig, ToolUseMode
 from durable_loop.core.registry import ToolContext, ToolRegistry
 from durable_loop.core.reply_meta import LlmReplyMeta
 from durable_loop.testing import reply
@@ -71,6 +73,8 @@ async def test_oversized_arguments_are_shortened_and_the_call_reissued(loop_work
     assert LONG.strip() in focused.messages[1]["content"]
     prompt = focused.messages[1]["content"]
     assert "at most" in prompt and "q3" not in prompt  # only the oversized value
+    budget = int(re.search(r"at most (\d+) characters", prompt).group(1))
+    assert focused.body["max_tokens"] == shorten_max_tokens(budget, None)
 
     repaired = [s for s in stored if s.message.tool_calls and s.message.synthetic]
     assert len(repaired) == 1
@@ -89,7 +93,7 @@ async def test_a_shortening_that_is_still_too_large_is_refused_once_more(loop_wo
         loop_worker,
         scripted_llm,
         [OVERSIZED, reply.text(LONG + " and more"), reply.text("I could not save it.")],
-        SHORTEN.model_copy(update={"tool_use_mode": "enforced"}),
+        SHORTEN.model_copy(update={"tool_use_mode": ToolUseMode.ENFORCED}),
     )
     assert result.recoveries == ["shorten_oversized_arguments"]
     assert [t.error_codes for t in result.tool_calls] == [

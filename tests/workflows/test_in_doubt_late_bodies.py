@@ -1,7 +1,8 @@
 """A once body that ignores its timeout and outlives its activity (patch
 ``in-doubt-to-person``): the call goes in doubt and a person answers it. Whenever the body
 then returns, before the answer or after it, its result is discarded: the model reads the
-person's answer, the store holds it, and the body ran once."""
+person's answer, the store holds it, the body ran once, and the audit log has a row for the
+discarded body (never its result) beside the answer's, which says no body settled the call."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from durable_loop.activities.tools import idempotency_key
 from durable_loop.core import names
 from durable_loop.store.tool_attempts import NO_BODY, ToolAttempts
+from durable_loop.store.workspace import WorkspaceStore
 from durable_loop.testing import reply
 from tests.conftest import settings_for, unique
 from tests.workflows.proposal_kit import eventually, tool_envelopes
@@ -35,6 +37,17 @@ async def late_body_finished(w, sid: str, mailer: StuckMailer) -> None:
         return True if by == NO_BODY else await w.store.get(sid, RESULT_SEQ)
 
     await eventually(settled)
+
+
+async def audit_rows(w, sid: str) -> list:
+    """The session's tool rows, once the discarded body's row is there."""
+    audit = WorkspaceStore(w.store.db)
+
+    async def with_discarded():
+        rows = [r for r in await audit.audit(sid) if r.target == "tool"]
+        return rows if any(r.op == "discard" for r in rows) else None
+
+    return await eventually(with_discarded, timeout_s=60.0)
 
 
 @pytest.mark.parametrize(
@@ -68,6 +81,7 @@ async def test_a_late_body_does_not_overwrite_the_persons_answer(
             final = await w.sessions.message_result(sid, first.message_id)
             await late_body_finished(w, sid, mailer)
             stored = await w.store.get(sid, RESULT_SEQ)
+            rows = await audit_rows(w, sid)
             listing = await w.sessions.tool_approvals(sid)
         finally:
             mailer.release.set()
@@ -78,6 +92,12 @@ async def test_a_late_body_does_not_overwrite_the_persons_answer(
     assert [(d.call_id, d.status) for d in listing.decided] == [
         ("c1", "given_up" if answer == "give_up" else "happened")
     ]
+    [decision] = [r for r in rows if r.op != "discard"]
+    [discarded] = [r for r in rows if r.op == "discard"]
+    assert decision.value["settled_by"] == discarded.value["settled_by"] == "no body (in doubt)"
+    assert (discarded.call_id, discarded.path, discarded.value["attempt"]) == ("c1", "send_mail", 1)
+    assert "result discarded" in (discarded.comment or "")
+    assert "sent to" not in str(discarded.value) + (discarded.comment or "")
     if answer == "give_up":
         assert envelope["ok"] is False and envelope["errors"][0]["code"] == "TOOL_CALL_REJECTED"
         assert final.tool_calls[0].error_codes == ["TOOL_CALL_REJECTED"]

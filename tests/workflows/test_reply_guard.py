@@ -247,3 +247,25 @@ async def test_a_call_cut_off_by_the_token_limit_is_no_answer_either(loop_worker
     assert (recovered.status, recovered.reply) == ("completed", "37 + 43 is 80.")
     assert recovered.recoveries == ["finalize_text_call_reply"]
     assert "tools" not in requests[2].body
+
+
+GREET = '{"name": "greet", "arguments": {"message": "Good morning!"}}'
+
+
+async def test_a_call_of_a_tool_that_does_not_exist_is_no_answer(loop_worker, scripted_llm):
+    """A greeting answered by "calling" ``greet`` as JSON text used to complete the message
+    with that JSON as its reply (patch ``reply-unknown-text-call``)."""
+    failed, _, log, _ = await run_session(loop_worker, scripted_llm, [reply.text(GREET)])
+    assert failed.status == "failed" and failed.error is not None
+    assert failed.error.code == "REPLY_NOT_AN_ANSWER"
+    assert "'greet', a tool that does not exist" in failed.error.message
+    recovered, requests, _, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [reply.text(GREET), reply.text("Good morning! How can I help?")],
+        runtime=RuntimeConfig(finalize_text_call_reply=True),
+    )
+    assert (recovered.status, recovered.reply) == ("completed", "Good morning! How can I help?")
+    assert recovered.recoveries == ["finalize_text_call_reply"]
+    assert "tools" not in requests[1].body and len(requests) == 2
+    assert log.executions == []

@@ -27,6 +27,7 @@ from durable_loop.client.trace.models import (
 )
 from durable_loop.client.trace.placement import Position, place_entries
 from durable_loop.client.trace.replies import REPLY_CHARS, reply_of
+from durable_loop.client.trace.tool_names import stored_names
 from durable_loop.core.activity_contracts import AppendItem, ToolCallSummary
 from durable_loop.core.contracts import RunResult
 from durable_loop.core.envelope import Envelope
@@ -51,6 +52,9 @@ class _Index:
             a.seq: a for r in runs for c in r.llm_calls for a in c.input.appends
         }
         self.stored: dict[int, StoredMessage] = {m.seq: m for m in stored}
+        self.original_names = stored_names(stored)
+        for run in runs:
+            self.original_names.update(run.original_names)
         self.repairs: dict[int, list[RepairRun]] = {}
         for run in runs:
             for repair in run.repairs:
@@ -69,7 +73,12 @@ class _Index:
         return rows
 
     def call_row(self, call: ToolCallSummary, assistant_seq: int, until_seq: int) -> CallRow:
-        row = CallRow(call_id=call.id, name=call.name, ok=None)
+        row = CallRow(
+            call_id=call.id,
+            name=call.name,
+            original_name=self.original_names.get(call.name),
+            ok=None,
+        )
         ran = self.tool_runs.get((assistant_seq, call.id))
         if ran is not None and ran.output is not None:
             out = ran.output

@@ -14,6 +14,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from durable_loop.client.trace.models import DecodedRun, LlmCall, RepairRun, SubAgentRun, ToolRun
 from durable_loop.client.trace.payloads import decode_payload, failure_error
 from durable_loop.client.trace.run_events import EntryDecoder
+from durable_loop.client.trace.tool_names import catalog_load_result, catalog_names
 from durable_loop.core import names
 from durable_loop.core.activity_contracts import (
     LlmTurnInput,
@@ -53,6 +54,8 @@ class _Run:
         self.entries = EntryDecoder(run.run_index)
         self.scheduled: dict[int, LlmCall | ToolRun | RepairRun] = {}
         self.children: dict[str, SubAgentRun] = {}
+        self.catalog_loads: set[int] = set()
+        """Scheduled events of ``list_tools`` run as a regular activity."""
         self.workflow_type = ""
 
     @property
@@ -73,6 +76,9 @@ class _Run:
             self.message(event)
         elif kind in _CHILD_EVENTS:
             self.child(event)
+        elif kind == E.EVENT_TYPE_MARKER_RECORDED:
+            if (loaded := catalog_load_result(event)) is not None:
+                self.run.original_names.update(catalog_names(loaded))
         elif kind == E.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
             self.run.continued_as_new = True
         elif kind == E.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED and self.child_session:
@@ -91,6 +97,9 @@ class _Run:
         if activity in SETTLES:
             if (settle := decode_payload(payloads, SettleInput)) is not None:
                 self.entries.settle_scheduled(settle, where)
+            return
+        if activity == names.LIST_TOOLS:
+            self.catalog_loads.add(event.event_id)
             return
         record = _scheduled(activity, payloads, event.event_id)
         if isinstance(record, LlmCall):
@@ -127,6 +136,8 @@ class _Run:
         elif kind == E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
             done = event.activity_task_completed_event_attributes
             self.entries.settle_completed(done.scheduled_event_id, done.result)
+            if done.scheduled_event_id in self.catalog_loads:
+                self.run.original_names.update(catalog_names(done.result))
             rec = self.scheduled.get(done.scheduled_event_id)
             if rec is not None and rec.failure is not None:
                 return  # it finished after the workflow cancelled it: its output went unused

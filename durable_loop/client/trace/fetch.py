@@ -19,6 +19,7 @@ from durable_loop.client.trace.builder import build_trace
 from durable_loop.client.trace.decode import decode_run
 from durable_loop.client.trace.models import Trace
 from durable_loop.client.trace.replies import REPLY_CHARS
+from durable_loop.client.trace.tool_names import catalog_load_result
 from durable_loop.core import names
 from durable_loop.core.errors import DurableLoopError, ErrorCode
 from durable_loop.core.messages import StoredMessage
@@ -120,6 +121,9 @@ def _payloads_read(event: HistoryEvent) -> list[Payloads]:
         return [event.child_workflow_execution_completed_event_attributes.result]
     if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
         return [event.workflow_execution_completed_event_attributes.result]
+    if kind == EventType.EVENT_TYPE_MARKER_RECORDED:
+        loaded = catalog_load_result(event)
+        return [loaded] if loaded is not None else []
     return []
 
 

@@ -112,6 +112,11 @@ class DecodedRun(BaseModel):
         default_factory=list, description="The sub-agents this run started, as child workflows"
     )
     sub_agents: list[SubAgentRun] = Field(default_factory=list)
+    original_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="Model-facing tool name -> the tool's own name, for the mapped names "
+        "of the tool catalog the run loaded (core/tool_names.py)",
+    )
 
 
 # ---------------------------------------------------------------- the trace
@@ -134,6 +139,11 @@ class CallArguments(BoundedText):
 class CallRow(BaseModel):
     call_id: str
     name: str
+    original_name: str | None = Field(
+        default=None,
+        description="The tool's own name when ``name`` is its provider-safe mapping "
+        "(``files.read`` for ``files_read``)",
+    )
     ok: bool | None = Field(description="None when no result was found")
     error_codes: list[str] = Field(default_factory=list)
     executed: bool = False

@@ -36,9 +36,17 @@ def _ms(ms: float) -> str:
     return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
 
 
+def tool_label(call: CallRow) -> str:
+    """The model-facing name, and the tool's own name in parentheses when it is mapped:
+    ``files_read (files.read)``."""
+    if call.original_name is None or call.original_name == call.name:
+        return visible(call.name)
+    return f"{visible(call.name)} ({visible(call.original_name)})"
+
+
 def _call_lines(call: CallRow) -> Iterator[tuple[Text, int]]:
     line = Text(f"repair ({call.repair}): ", style="magenta") if call.repair else Text()
-    line.append(f"{visible(call.name)} ")
+    line.append(f"{tool_label(call)} ")
     line.append(visible(call.call_id), style="dim")
     if call.ok is None and call.sub_agent_status in ("running", "awaiting_approval"):
         line.append(" running", style="yellow")

@@ -46,8 +46,9 @@ RECOVERY = Recovery(
     name=NAME,
     settings=FinalizeTextCallReply,
     stage="failure",
-    fixes="a final reply that is only a tool call written as text (or no words, or a "
-    "cut-off JSON call): one request without tools quoting the recorded results",
+    fixes="a final reply that is only a tool call written as text (or no words, a "
+    "cut-off JSON call, or a call of a tool that does not exist): one request without "
+    "tools quoting the recorded results",
     effect="local Qwen2.5-Coder, everyday: arithmetic, quote_result, save_then_list 0/1 -> 1/1",
     judge=judge,
     patch_id=TEXT_CALL_PATCH_ID,

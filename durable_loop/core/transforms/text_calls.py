@@ -58,6 +58,17 @@ def _objects(text: str) -> list[JsonValue] | None:
     return values
 
 
+def _objects_or_doubled(text: str) -> list[JsonValue] | None:
+    """:func:`_objects`, or those of ``{{...}}`` with one layer of braces taken off: the
+    Qwen2.5-Coder template shows its call example as ``{{"name": ..., "arguments": ...}}``
+    and the model copies the doubled braces."""
+    values = _objects(text)
+    stripped = text.strip()
+    if values is None and stripped.startswith("{{") and stripped.endswith("}}"):
+        return _objects(stripped[1:-1])
+    return values
+
+
 def parse_tagged_calls(content: str) -> tuple[list[TextCall], str]:
     """Calls in ``<tool_call>`` tags (an unclosed last tag counts: output was cut at the
     stop sequence) and the text outside them. A tag whose body is not a call stays text."""
@@ -65,7 +76,7 @@ def parse_tagged_calls(content: str) -> tuple[list[TextCall], str]:
     kept: list[str] = []
     last = 0
     for match in TAG.finditer(content):
-        found = [_call_of(v, None) for v in (_objects(match.group(1)) or [])]
+        found = [_call_of(v, None) for v in (_objects_or_doubled(match.group(1)) or [])]
         if not found or any(c is None for c in found):
             continue
         calls.extend(c for c in found if c is not None)
@@ -87,7 +98,7 @@ def parse_json_calls(content: str, tool_names: list[str]) -> tuple[list[TextCall
     kept: list[str] = []
     last = 0
     for start, end, body in spans:
-        values = _objects(body)
+        values = _objects_or_doubled(body)
         found = [_call_of(v, known) for v in values or []]
         if not found or any(c is None for c in found):
             continue
@@ -96,6 +107,31 @@ def parse_json_calls(content: str, tool_names: list[str]) -> tuple[list[TextCall
         last = end
     kept.append(content[last:])
     return calls, "".join(kept).strip()
+
+
+CALL_SHAPES = (frozenset({"name", "arguments"}), frozenset({"name", "parameters"}))
+IDENTIFIER = re.compile(r"^[A-Za-z_][\w.-]{0,127}$")
+
+
+def parse_call_shaped(content: str) -> TextCall | None:
+    """A reply that is nothing but one object in a call's exact shape, ``{"name":
+    <identifier>, "arguments": {...}}`` (or ``parameters``), bare, fenced, in one
+    ``<tool_call>`` tag or in doubled braces, whatever the name: a model calling a tool
+    nobody offered. An object with any other key, or arguments that are no object, is not
+    call-shaped."""
+    text = content.strip().rstrip(".;,")
+    wrapped = FENCE.fullmatch(text) or TAG.fullmatch(text)
+    values = _objects_or_doubled(wrapped.group(1) if wrapped else text)
+    if values is None or len(values) != 1 or not isinstance(values[0], dict):
+        return None
+    value = values[0]
+    name = value.get("name")
+    arguments = value.get("arguments", value.get("parameters"))
+    if frozenset(value) not in CALL_SHAPES or not isinstance(arguments, dict):
+        return None
+    if not isinstance(name, str) or not IDENTIFIER.match(name):
+        return None
+    return TextCall(name=name, arguments=canonical_dumps(arguments))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field, JsonValue
 from durable_loop.client.session_data.carried import turn_of
 from durable_loop.core.canonical_json import canonical_dumps, strict_loads
 from durable_loop.core.messages import Message
-from durable_loop.core.reply_meta import LlmReplyMeta
+from durable_loop.core.reply_meta import LlmReplyMeta, OfferedTool
 from durable_loop.store.session_copy import RowCopy
 
 
@@ -40,6 +40,11 @@ class RecordedSession(BaseModel):
     session_id: str
     messages: list[RecordedMessage] = Field(default_factory=list)
     tool_names: list[str] = Field(default_factory=list, description="Called or offered")
+    tool_schemas: dict[str, OfferedTool] = Field(
+        default_factory=dict,
+        description="The offered tools' schemas by name, the newest recorded one of each "
+        "(none in a session recorded before replies recorded them)",
+    )
 
 
 def canonical_arguments(raw: str) -> str:
@@ -64,6 +69,7 @@ def recorded_session(session_id: str, rows: list[RowCopy]) -> RecordedSession:
     messages: list[RecordedMessage] = []
     names: dict[str, None] = {}
     by_id: dict[str, Call] = {}
+    schemas: dict[str, OfferedTool] = {}
     last_turn = 0
     for row in rows:
         message = Message.model_validate(row.message)
@@ -71,6 +77,9 @@ def recorded_session(session_id: str, rows: list[RowCopy]) -> RecordedSession:
             messages.append(RecordedMessage(text=message.content or "", fork_turn=last_turn))
             continue
         last_turn = turn_of(row) or last_turn
+        if message.role == "assistant" and "tool_schemas" in row.meta:
+            recorded = LlmReplyMeta.model_validate(row.meta).tool_schemas or []
+            schemas.update((t.name, t) for t in recorded)
         if not messages:
             continue
         current = messages[-1]
@@ -89,4 +98,6 @@ def recorded_session(session_id: str, rows: list[RowCopy]) -> RecordedSession:
         elif message.role == "tool" and message.tool_call_id in by_id:
             call = by_id[message.tool_call_id]
             call.result, call.has_result = tool_result(message), True
-    return RecordedSession(session_id=session_id, messages=messages, tool_names=list(names))
+    return RecordedSession(
+        session_id=session_id, messages=messages, tool_names=list(names), tool_schemas=schemas
+    )

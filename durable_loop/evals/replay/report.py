@@ -53,7 +53,7 @@ def _cell(text: str | None, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _summary(t: dict[str, Any], schemas_given: bool) -> list[str]:
+def _summary(t: dict[str, Any], names_only: Sequence[str]) -> list[str]:
     judged = t["judge"]
     lines = [
         f"{t['messages']} messages: same calls {t['same_calls_rate']:.0%}, "
@@ -70,19 +70,20 @@ def _summary(t: dict[str, Any], schemas_given: bool) -> list[str]:
         f"Tokens {t['tokens']['original']} → {t['tokens']['replay']}, "
         f"latency {t['latency_ms']['original']} ms → {t['latency_ms']['replay']} ms.",
     ]
-    if not schemas_given:
+    if names_only:
         lines.append(
-            "Tools were offered by name only (no --tools): the model did not see their "
-            "parameter schemas."
+            f"Tools were offered by name only ({', '.join(names_only)}: no --tools, and "
+            "the session was recorded before replies recorded tool schemas): the model did "
+            "not see their parameter schemas."
         )
     return lines
 
 
-def markdown(results: Sequence[MessageResult], *, schemas_given: bool = True) -> str:
+def markdown(results: Sequence[MessageResult], *, names_only: Sequence[str] = ()) -> str:
     lines = [
         "# Replay eval",
         "",
-        *_summary(totals(results), schemas_given),
+        *_summary(totals(results), names_only),
         "",
         "| session | # | message | calls orig → replay | same calls | new (ran) | same answer "
         "| judge | tokens | latency ms | answer orig / replay |",
@@ -102,15 +103,22 @@ def markdown(results: Sequence[MessageResult], *, schemas_given: bool = True) ->
 
 
 def write_replay_report(
-    root: Path, results: Sequence[MessageResult], *, schemas_given: bool = True
+    root: Path,
+    results: Sequence[MessageResult],
+    *,
+    tool_schemas: str = "given",
+    names_only: Sequence[str] = (),
 ) -> Path:
+    """``tool_schemas``: where the offered schemas came from (``ReplayTools.schema_source``);
+    ``names_only``: the tools offered without one."""
     directory = root / f"replay-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}"
     directory.mkdir(parents=True, exist_ok=True)
     document = {
         "totals": totals(results),
-        "tool_schemas": "given" if schemas_given else "names only",
+        "tool_schemas": tool_schemas,
+        "tools_by_name_only": list(names_only),
         "messages": [r.model_dump(mode="json") for r in results],
     }
     (directory / "replay.json").write_text(json.dumps(document, indent=2) + "\n")
-    (directory / "report.md").write_text(markdown(results, schemas_given=schemas_given))
+    (directory / "report.md").write_text(markdown(results, names_only=names_only))
     return directory

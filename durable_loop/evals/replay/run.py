@@ -171,4 +171,6 @@ async def execute_replay(
             await http.aclose()
     finally:
         await store.close()
-    return write_replay_report(out, results, schemas_given=tools.schemas_given)
+    return write_replay_report(
+        out, results, tool_schemas=tools.schema_source, names_only=tools.names_only
+    )

@@ -4,9 +4,10 @@ call is new: with ``run_new`` and the tool among the ``given`` ones (``--tools``
 body runs, otherwise it is answered with :data:`NOT_RECORDED` and nothing runs. Every call
 is logged per session, so the report tells served, ran and not-run calls apart.
 
-A tool among the ``given`` ones is offered with its real schema; the others with a
-permissive object schema (the recorded rows name the tools offered, not their schemas):
-the model then sees the names, not the original parameter descriptions.
+A tool among the ``given`` ones is offered with its real schema; the others with the
+schema the recorded session offered them with (its replies record the offered schemas,
+``tool_schemas``), or, in a session recorded before replies did, with a permissive object
+schema: the model then sees the name, not the original parameter descriptions.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pydantic import BaseModel, JsonValue
 
 from durable_loop.core.canonical_json import canonical_dumps
 from durable_loop.core.registry import ToolContext, ToolFunction, ToolRegistry
+from durable_loop.core.reply_meta import OfferedTool
 from durable_loop.core.tools import ToolSpec
 from durable_loop.evals.replay.recorded import RecordedSession
 
@@ -40,6 +42,7 @@ class ReplayedCall(BaseModel):
 class ReplayTools:
     results: dict[tuple[str, str], JsonValue] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
+    recorded: dict[str, OfferedTool] = field(default_factory=dict)
     given: ToolRegistry = field(default_factory=ToolRegistry)
     run_new: bool = False
     log: dict[str, list[ReplayedCall]] = field(default_factory=lambda: defaultdict(list))
@@ -57,6 +60,7 @@ class ReplayTools:
             for name in session.tool_names:
                 if name not in tools.names:
                     tools.names.append(name)
+            tools.recorded.update(session.tool_schemas)
             for message in session.messages:
                 for call in message.calls:
                     if call.has_result:
@@ -64,9 +68,21 @@ class ReplayTools:
         return tools
 
     @property
-    def schemas_given(self) -> bool:
-        """Every offered tool has its real schema (from ``--tools``)."""
-        return all(self.given.get(name) is not None for name in self.names)
+    def names_only(self) -> list[str]:
+        """The tools offered by name only: neither given nor recorded with a schema."""
+        return [n for n in self.names if self.given.get(n) is None and n not in self.recorded]
+
+    @property
+    def schema_source(self) -> str:
+        """Where the offered schemas came from: ``given`` (``--tools``), ``recorded``,
+        ``given and recorded``, ``names only`` when any tool had neither; ``none``."""
+        if not self.names:
+            return "none"
+        if self.names_only:
+            return "names only"
+        given = any(self.given.get(name) is not None for name in self.names)
+        recorded = any(self.given.get(name) is None for name in self.names)
+        return " and ".join(s for s, used in (("given", given), ("recorded", recorded)) if used)
 
     def body(self, name: str) -> ToolFunction:
         async def replay(ctx: ToolContext, **arguments: Any) -> object:
@@ -90,7 +106,20 @@ class ReplayTools:
         real = self.given.get(name)
         if real is not None:  # the schema only: the replay decides how a call is answered
             spec = real.spec
-            return ToolSpec(name=name, description=spec.description, parameters=spec.parameters)
+            return ToolSpec(
+                name=name,
+                original_name=spec.original_name,
+                description=spec.description,
+                parameters=spec.parameters,
+            )
+        offered = self.recorded.get(name)
+        if offered is not None:
+            return ToolSpec(
+                name=name,
+                original_name=offered.original_name,
+                description=offered.description,
+                parameters=offered.parameters,
+            )
         return ToolSpec(
             name=name,
             description=f"{name} (replayed from a recorded session)",

@@ -108,6 +108,30 @@ def test_content_json_tool_calls_to_tool_calls():
     assert reply.message.tool_calls[0].arguments == '{"q":"y"}'
 
 
+def test_content_json_call_in_doubled_braces_is_read():
+    """Qwen2.5-Coder's stock template shows its call example in doubled braces; the model
+    copies them (measured on llama.cpp 2026.10, docs/evals.md)."""
+    for content in (
+        '{{"name": "lookup", "arguments": {"q": "z"}}}',
+        '<tool_call>\n{{"name": "lookup", "arguments": {"q": "z"}}}\n</tool_call>',
+    ):
+        wire = body({"role": "assistant", "content": content})
+        for transform in (
+            assistant_content_json_tool_calls_to_tool_calls,
+            assistant_content_tool_call_tags_to_tool_calls,
+        ):
+            out = parsed(transform(wire, CTX))
+            if out.message.tool_calls:
+                assert [(c.name, c.arguments) for c in out.message.tool_calls] == [
+                    ("lookup", '{"q":"z"}')
+                ]
+                break
+        else:
+            raise AssertionError(f"no transform read {content!r}")
+    tripled = body({"role": "assistant", "content": '{{{"name": "add", "arguments": {}}}}'})
+    assert assistant_content_json_tool_calls_to_tool_calls(tripled, CTX) == tripled
+
+
 def test_content_json_needs_a_sent_tool_name():
     unknown = body({"role": "assistant", "content": '{"name": "rm_rf", "arguments": {}}'})
     assert assistant_content_json_tool_calls_to_tool_calls(unknown, CTX) == unknown

@@ -1,6 +1,7 @@
 """Replay evals beyond the first message: each message re-asked after the recorded
 conversation before it (a fork of the recorded session), the tools offered with the
-schemas --tools gives, new calls run with --run-tools, and a judge model's verdict."""
+schemas --tools gives (the others with the schemas the session recorded), new calls run
+with --run-tools, and a judge model's verdict."""
 
 from __future__ import annotations
 
@@ -114,7 +115,7 @@ async def test_each_message_is_replayed_after_the_recorded_conversation_before_i
     offered = {t["function"]["name"]: t["function"] for t in asked[0].body["tools"]}
     assert offered["calc"]["parameters"] == CALC_SCHEMA
     assert offered["calc"]["description"] == "Add two numbers."
-    assert offered["note"]["parameters"]["additionalProperties"] is True  # by name only
+    assert offered["note"]["parameters"] == {"type": "object"}  # as recorded
 
     assert ran == ["3+4", "7+7"]  # the served call did not run, the new calc call did
     assert [(r.served, r.new, r.new_ran) for r in results] == [(1, 0, 0), (0, 1, 1), (0, 1, 0)]
@@ -125,11 +126,16 @@ async def test_each_message_is_replayed_after_the_recorded_conversation_before_i
     judged = scripted_llm.requests(judge_model)[1].messages[-1]["content"]
     assert "7 times two is 14." in judged and "It is 14." in judged
 
-    directory = write_replay_report(tmp_path, results, schemas_given=tools.schemas_given)
+    directory = write_replay_report(
+        tmp_path, results, tool_schemas=tools.schema_source, names_only=tools.names_only
+    )
     totals = json.loads((directory / "replay.json").read_text())["totals"]
     assert (totals["calls_new_ran"], totals["calls_new_not_run"]) == (1, 1)
     assert totals["judge"] == {"same": 2, "different": 0, "unsure": 1}
-    assert "offered by name only" in (directory / "report.md").read_text()
+    assert json.loads((directory / "replay.json").read_text())["tool_schemas"] == (
+        "given and recorded"
+    )
+    assert "offered by name only" not in (directory / "report.md").read_text()
 
 
 def test_the_judge_reads_its_verdict_from_the_first_words():
