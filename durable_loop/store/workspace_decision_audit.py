@@ -75,11 +75,10 @@ def _append(
 async def record_decision(
     store: WorkspaceStore, audit: DecisionAudit, also: AlsoInTransaction | None = None
 ) -> bool:
-    """Append the row unless its key was recorded; True if it was written now."""
+    """Append the row unless its key was recorded; True if it was written now. ``also``
+    runs first even then: it must be idempotent (settling is an insert-if-absent)."""
 
     def attempt(conn: Connection) -> bool:
-        if conn.execute(RECORDED, {"key": audit.key}).first() is not None:
-            return False
         value = audit.value
         if also is not None:
             value = {**(value if isinstance(value, dict) else {}), **also(conn)}
