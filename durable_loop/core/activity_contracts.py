@@ -78,6 +78,12 @@ class LlmTurnInput(BaseModel):
         exclude_if=is_none,
         description="The message's output schema: the request asks for a typed answer",
     )
+    max_tool_args_bytes: int | None = Field(
+        default=None,
+        exclude_if=is_none,
+        description="The session's argument budget, for the tool transform "
+        "tools_string_max_length_from_args_budget (None: a payload from before it)",
+    )
 
     def effective_transforms(self) -> TransformSet:
         """The session's transforms plus, unless turned off, the provider's normalisation."""

@@ -69,6 +69,7 @@ LOCAL_WORKAROUNDS = (
     "content_tag_tool_call_fallback",
     "json_tool_call_fallback",
     "ignore_implicit_arguments",
+    "string_max_length_from_args_budget",
     "router_json_mode",
 )
 LOCAL_RECOVERIES = (

@@ -157,6 +157,14 @@ def hide_implicit_arguments() -> Update:
     return {TRANSFORMS: {"tool_transforms": ["tools_hide_implicit_arguments"]}}
 
 
+def string_max_length_from_args_budget() -> Update:
+    """Every string in the tool schemas gets ``maxLength`` = the argument budget, which a
+    grammar-constraining server (llama.cpp) enforces while the call is written: on the
+    local Qwen a long text copied into a call stops at the budget as a valid call the
+    argument guard refuses, instead of running to the token cap as unparseable text."""
+    return {TRANSFORMS: {"tool_transforms": ["tools_string_max_length_from_args_budget"]}}
+
+
 def ignore_implicit_arguments() -> Update:
     """Drop what the model passes for arguments the runtime fills in, with a warning."""
     return {"ignore_implicit_arguments": True}
@@ -201,6 +209,7 @@ WORKAROUNDS: dict[str, Callable[[], Update]] = {
     "json_tool_call_fallback": json_tool_call_fallback,
     "hide_implicit_arguments": hide_implicit_arguments,
     "ignore_implicit_arguments": ignore_implicit_arguments,
+    "string_max_length_from_args_budget": string_max_length_from_args_budget,
     "router_json_mode": router_json_mode,
     "deepseek_openrouter_compat": deepseek_openrouter_compat,
     "gemini_openrouter_compat": gemini_openrouter_compat,

@@ -23,6 +23,7 @@ from durable_loop.core.providers import ADAPTERS
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.reply_meta import SummaryMark
 from durable_loop.core.tools import ToolSpec
+from durable_loop.core.transforms.outbound import OutboundContext
 from durable_loop.core.transforms.pipeline import Outbound
 from durable_loop.core.typed_output import shape_for_output
 
@@ -60,6 +61,21 @@ def request_options(inp: LlmTurnInput, send_tools: bool) -> dict[str, JsonValue]
     return options
 
 
+def reply_token_cap(inp: LlmTurnInput) -> int | None:
+    """The reply's token cap the request sets (OpenAI ``max_tokens`` or
+    ``max_completion_tokens``, Anthropic ``max_tokens``, Gemini
+    ``generationConfig.maxOutputTokens``); None when it sets none."""
+    options: dict[str, JsonValue] = {**inp.endpoint.llm_options, **inp.request_overrides}
+    generation = options.get("generationConfig")
+    caps = [
+        options.get("max_tokens"),
+        options.get("max_completion_tokens"),
+        generation.get("maxOutputTokens") if isinstance(generation, dict) else None,
+    ]
+    found = [cap for cap in caps if isinstance(cap, int) and not isinstance(cap, bool)]
+    return min(found) if found else None
+
+
 def no_call_keeps_tools(provider: str, history: list[StoredMessage]) -> bool:
     """A request without tools keeps them, asking for no call, when the provider needs
     tools defined beside the tool calls and results the messages carry."""
@@ -85,7 +101,10 @@ def plan_turn(registry: ToolRegistry, inp: LlmTurnInput, history: TurnHistory) -
     """The plan and messages of one LLM turn: the tools offered, the outbound transforms
     the window and fingerprint must see, the shape of a typed answer, the context window
     and the prompt plan. Encoding for a provider is :meth:`Outbound.encode`."""
-    outbound = Outbound(inp.effective_transforms())
+    session = OutboundContext(
+        max_args_bytes=inp.max_tool_args_bytes, max_reply_tokens=reply_token_cap(inp)
+    )
+    outbound = Outbound(inp.effective_transforms(), session)
     tools, tool_choice = offered_tools(registry, inp, history.messages)
     tools, transcript = outbound.before_plan(tools, [s.message for s in history.messages])
     options = request_options(inp, bool(tools))

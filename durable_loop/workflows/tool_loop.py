@@ -246,6 +246,7 @@ class MessageLoop(ToolTurn):
                 provider_normalization=self.config.transforms.provider_normalization,
                 stream=self.config.stream_replies,
                 output_schema=self.typed.schema if self.typed else None,
+                max_tool_args_bytes=self.config.max_tool_args_bytes,
             )
             try:
                 out = await self.router.run_turn(inp, self._call_llm, failure_of, self.result)

@@ -21,6 +21,7 @@ from durable_loop.core.transforms.names import (
     TOOL_CALL_TRANSFORMS,
     TOOL_RESULT_TRANSFORMS,
 )
+from durable_loop.core.transforms.outbound import OutboundContext
 from durable_loop.core.transforms.text_calls import parse_json_calls, parse_tagged_calls
 from durable_loop.testing import reply
 from tests.hostile.budget import fuzz, hit
@@ -160,7 +161,9 @@ def test_message_transforms_are_total(name: str, data: st.DataObject) -> None:
 def test_tool_transforms_are_total(description: str) -> None:
     hit("transforms: tool definitions")
     spec = ToolSpec(name="t", description=description, parameters={"type": "object"})
-    out = transforms.transform_tools(["openai_tools_strip_function_descriptions"], [spec])
+    out = transforms.transform_tools(
+        ["openai_tools_strip_function_descriptions"], [spec], OutboundContext()
+    )
     assert [t.description for t in out] == [""]
 
 

@@ -159,3 +159,26 @@ async def test_recoveries_are_off_by_default(loop_worker, scripted_llm):
         RuntimeConfig(max_tool_args_bytes=LIMIT),
     )
     assert result.recoveries == [] and len(requests) == 2
+
+
+async def test_the_argument_budget_reaches_the_tool_schemas_as_max_length(
+    loop_worker, scripted_llm
+):
+    """``tools_string_max_length_from_args_budget``: the session's budget bounds every
+    string the model may write into a call, in the schema a grammar-constraining server
+    turns into its grammar; a session without the transform sends the schemas as they are."""
+    capped = RuntimeConfig(
+        max_tool_args_bytes=LIMIT,
+        transforms={"tool_transforms": ["tools_string_max_length_from_args_budget"]},
+    )
+    for runtime, expected in ((capped, LIMIT), (RuntimeConfig(max_tool_args_bytes=LIMIT), None)):
+        result, requests, _, _ = await run(
+            loop_worker, scripted_llm, [reply.text("Nothing to save.")], runtime
+        )
+        assert result.status == "completed"
+        schemas = {
+            t["function"]["name"]: t["function"]["parameters"] for t in requests[0].body["tools"]
+        }
+        text = schemas["save_note"]["properties"]["text"]
+        assert text.get("maxLength") == expected
+        assert "maxLength" not in schemas["add"]["properties"]["a"]

@@ -15,6 +15,7 @@ MESSAGE_TRANSFORMS = (
 TOOL_TRANSFORMS = (
     "openai_tools_strip_function_descriptions",
     "tools_hide_implicit_arguments",
+    "tools_string_max_length_from_args_budget",
 )
 RESPONSE_TRANSFORMS = (
     "assistant_function_call_to_tool_calls",

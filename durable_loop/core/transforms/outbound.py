@@ -1,20 +1,39 @@
 """Outbound transforms: wire messages (after the adapter) and tool definitions (before it).
 
 Message transforms take one wire message of the provider's shape and return a new one;
-they change only the shapes they name and pass every other message through.
+they change only the shapes they name and pass every other message through. Tool
+transforms take the tool definitions and the request's :class:`OutboundContext`.
 """
 
 from __future__ import annotations
 
 import copy
 
-from pydantic import JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from durable_loop.core.tools import ToolSpec
 
 WireMessage = dict[str, JsonValue]
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """Gemini's documented placeholder for function calls it did not sign itself."""
+REPLY_CHARS_PER_TOKEN = 8
+"""A generous ceiling on the characters a reply writes per token (prose and copied text
+run at about four): a string budget above ``max_reply_tokens`` times this cannot bind."""
+SCHEMA_VALUE_KEYS = frozenset({"const", "default", "enum", "examples"})
+"""JSON Schema keywords whose values are data, not schemas."""
+
+
+class OutboundContext(BaseModel):
+    """What a tool transform may read of the session besides the tools."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_args_bytes: int | None = Field(
+        default=None, description="The session's max_tool_args_bytes (None: not sent)"
+    )
+    max_reply_tokens: int | None = Field(
+        default=None, description="The request's cap on reply tokens (None: not set)"
+    )
 
 
 def _openai_tool_call_turn(message: WireMessage) -> bool:
@@ -78,7 +97,7 @@ def _openai_signature(call: dict[str, JsonValue]) -> bool:
     return isinstance(google, dict) and bool(google.get("thought_signature"))
 
 
-def tools_hide_implicit_arguments(tools: list[ToolSpec]) -> list[ToolSpec]:
+def tools_hide_implicit_arguments(tools: list[ToolSpec], ctx: OutboundContext) -> list[ToolSpec]:
     """Leave each tool's ``implicit_args`` out of the schema the model sees. Small models
     fill an optional id they were offered with a placeholder ("your_workspace_id") that
     the tool must then refuse; an argument the model never sees cannot be made up."""
@@ -100,7 +119,55 @@ def tools_hide_implicit_arguments(tools: list[ToolSpec]) -> list[ToolSpec]:
     return out
 
 
-def openai_tools_strip_function_descriptions(tools: list[ToolSpec]) -> list[ToolSpec]:
+def openai_tools_strip_function_descriptions(
+    tools: list[ToolSpec], ctx: OutboundContext
+) -> list[ToolSpec]:
     """Send tools without their descriptions (routes that choke on long tool lists); the
     adapters leave an empty description out of every provider's wire shape."""
     return [t.model_copy(update={"description": ""}) for t in tools]
+
+
+def tools_string_max_length_from_args_budget(
+    tools: list[ToolSpec], ctx: OutboundContext
+) -> list[ToolSpec]:
+    """Give every string in the tool schemas a ``maxLength`` of the session's argument
+    budget (``max_tool_args_bytes``), keeping a smaller one the tool declares.
+
+    A server that turns the schema into a grammar (llama.cpp does, for a call once it has
+    started) then stops a runaway string where the budget ends, so the call stays valid
+    JSON and the argument guard refuses it with ARGUMENTS_TOO_LARGE, which the model can
+    act on; without it the small model copies a long text into the call up to the reply's
+    token cap and the call is lost as unparseable text. The cap is the whole budget, not
+    less: a string that reaches it makes the arguments larger than the budget, so a
+    string cut by the grammar is always refused, never executed cut.
+
+    Nothing changes when the reply's token cap could not reach the budget anyway: the
+    schemas are also part of the prompt (chat templates print them), and on the local
+    Qwen a ``maxLength`` it could never reach still changed which calls it wrote."""
+    budget = ctx.max_args_bytes
+    reply = ctx.max_reply_tokens
+    if budget is None or (reply is not None and budget >= reply * REPLY_CHARS_PER_TOKEN):
+        return tools
+    return [t.model_copy(update={"parameters": _cap_strings(t.parameters, budget)}) for t in tools]
+
+
+def _cap_strings(schema: JsonValue, budget: int) -> dict[str, JsonValue]:
+    capped = _capped(schema, budget)
+    return capped if isinstance(capped, dict) else {}
+
+
+def _capped(node: JsonValue, budget: int) -> JsonValue:
+    if isinstance(node, list):
+        return [_capped(item, budget) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, JsonValue] = {
+        key: value if key in SCHEMA_VALUE_KEYS else _capped(value, budget)
+        for key, value in node.items()
+    }
+    kinds = out.get("type")
+    is_string = kinds == "string" or (isinstance(kinds, list) and "string" in kinds)
+    declared = out.get("maxLength")
+    if is_string and not (isinstance(declared, int) and declared <= budget):
+        out["maxLength"] = budget
+    return out

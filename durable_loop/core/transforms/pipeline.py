@@ -34,6 +34,7 @@ from durable_loop.core.providers.base import (
 from durable_loop.core.tools import ToolSpec
 from durable_loop.core.transforms.inbound import InboundContext
 from durable_loop.core.transforms.names import TransformSet
+from durable_loop.core.transforms.outbound import OutboundContext
 from durable_loop.core.transforms.registry import (
     MESSAGE,
     RESPONSE,
@@ -51,13 +52,15 @@ INBOUND_ORDER = ("response_transforms", "tool_call_transforms")
 @dataclass(frozen=True)
 class Outbound:
     transforms: TransformSet = field(default_factory=TransformSet)
+    context: OutboundContext = field(default_factory=OutboundContext)
 
     def before_plan(
         self, tools: list[ToolSpec], transcript: list[Message]
     ) -> tuple[list[ToolSpec], list[Message]]:
         """Tool results rendered for the model and the tool definitions to send."""
         rendered = render_tool_results(self.transforms.tool_result_transforms, transcript)
-        return transform_tools(self.transforms.tool_transforms, tools), rendered
+        tools = transform_tools(self.transforms.tool_transforms, tools, self.context)
+        return tools, rendered
 
     def encode(
         self, adapter: ProviderAdapter, plan: PromptPlan, messages: list[Message]
@@ -104,9 +107,11 @@ def render_tool_results(names: list[str], messages: list[Message]) -> list[Messa
     return out
 
 
-def transform_tools(names: list[str], tools: list[ToolSpec]) -> list[ToolSpec]:
+def transform_tools(
+    names: list[str], tools: list[ToolSpec], ctx: OutboundContext
+) -> list[ToolSpec]:
     for name in names:
-        tools = TOOLS[name](tools)
+        tools = TOOLS[name](tools, ctx)
     return tools
 
 

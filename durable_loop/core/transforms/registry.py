@@ -19,6 +19,7 @@ from durable_loop.core.transforms.names import (
     TOOL_RESULT_TRANSFORMS,
     TOOL_TRANSFORMS,
 )
+from durable_loop.core.transforms.outbound import OutboundContext
 
 Body = dict[str, JsonValue]
 
@@ -28,7 +29,9 @@ def _table(module: object, names: tuple[str, ...]) -> dict[str, Callable[..., An
 
 
 MESSAGE: dict[str, Callable[[Body], Body]] = _table(outbound, MESSAGE_TRANSFORMS)
-TOOLS: dict[str, Callable[[list[ToolSpec]], list[ToolSpec]]] = _table(outbound, TOOL_TRANSFORMS)
+TOOLS: dict[str, Callable[[list[ToolSpec], OutboundContext], list[ToolSpec]]] = _table(
+    outbound, TOOL_TRANSFORMS
+)
 RESPONSE: dict[str, Callable[[Body, InboundContext], Body]] = _table(inbound, RESPONSE_TRANSFORMS)
 TOOL_CALLS: dict[str, Callable[[list[ToolCall]], list[ToolCall]]] = _table(
     inbound, TOOL_CALL_TRANSFORMS

@@ -154,3 +154,41 @@ def test_no_transforms_sends_the_adapters_request_and_reads_its_parse():
     raw = json.dumps({**REPLY, "choices": [{"message": {"role": "assistant", "content": "5"}}]})
     read = Inbound(InboundContext(call_id_prefix="9")).read(adapter, raw)
     assert read == adapter.parse_response(json.loads(raw), raw)
+
+
+@pytest.mark.parametrize(
+    ("options", "overrides", "capped"),
+    [
+        ({}, {}, True),
+        ({"max_tokens": 768}, {}, True),
+        ({"max_tokens": 768}, {"max_tokens": 10}, False),
+        ({"max_completion_tokens": 20}, {}, False),
+        ({"generationConfig": {"maxOutputTokens": 20}}, {}, False),
+    ],
+)
+def test_the_argument_budget_reaches_the_tools_where_the_reply_can_reach_it(
+    options, overrides, capped
+):
+    """Budget 400: a reply of 768 tokens (or no cap) could write a string that long, one
+    of 10 or 20 tokens could not, so its schemas go out as they are."""
+    tools = ToolRegistry()
+    tools.register(add_note)
+    inp = turn_input().model_copy(
+        update={
+            "tool_names": ["add_note"],
+            "endpoint": LlmEndpoint(provider="openai", model="m", llm_options=options),
+            "request_overrides": overrides,
+            "transforms": TransformSet(
+                tool_transforms=["tools_string_max_length_from_args_budget"]
+            ),
+            "max_tool_args_bytes": 400,
+        }
+    )
+    turn = plan_turn(tools, inp, history())
+    text = turn.plan.tools[0].parameters["properties"]["text"]
+    assert text.get("maxLength") == (400 if capped else None)
+
+
+def add_note(text: str) -> str:
+    """Save a note."""
+    return text
