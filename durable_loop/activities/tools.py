@@ -25,6 +25,7 @@ from durable_loop.core.registry import ToolContext, ToolRegistry
 from durable_loop.core.reply_meta import ToolResultMeta
 from durable_loop.store import TranscriptStore
 from durable_loop.store.tool_attempts import ToolAttempts
+from durable_loop.store.workspace import WorkspaceStore
 
 AFTER_CANCEL_WARNING = "this result arrived after the call was cancelled"
 
@@ -66,10 +67,14 @@ def approval_note(inp: ToolRunInput) -> str | None:
 
 
 class ToolActivities:
-    def __init__(self, store: TranscriptStore, registry: ToolRegistry) -> None:
+    def __init__(
+        self, store: TranscriptStore, registry: ToolRegistry, audit: WorkspaceStore | None = None
+    ) -> None:
+        """``audit``: the workspace store whose audit shows a discarded late body (default:
+        one on the transcript store's database, as the worker's default workspace store)."""
         self.store = store
         self.registry = registry
-        self.once = OnceCalls(ToolAttempts(store.db, store.engine.dialect.name))
+        self.once = OnceCalls(ToolAttempts(store.db, store.engine.dialect.name), audit)
 
     @activity.defn(name=names.LIST_TOOLS)
     async def list_tools(self, inp: ListToolsInput) -> ToolCatalogOutput:

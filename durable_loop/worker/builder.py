@@ -101,7 +101,7 @@ def build_tool_worker(
 ) -> Worker:
     """A worker pool that only runs tool calls: for long-running tools (by default on
     ``long_running_queue(<session queue>)``) and for ensembles placed on their own queue."""
-    tools = ToolActivities(deps.store, deps.registry)
+    tools = ToolActivities(deps.store, deps.registry, deps.workspace)
     options = {k: v for k, v in (tuning or WorkerTuning()).model_dump().items() if v is not None}
     options.pop("sandbox_passthrough", None)
     options.pop("workflow_task_pollers", None)

@@ -55,10 +55,10 @@ def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
     gateway = LlmGateway(deps.http, deps.environ)
     llm = LlmActivities(deps.store, gateway, deps.registry)
     summaries = SummaryActivities(deps.store, gateway)
-    tools = ToolActivities(deps.store, deps.registry)
+    workspace_store = deps.workspace or WorkspaceStore(deps.store.db)
+    tools = ToolActivities(deps.store, deps.registry, workspace_store)
     router = RouterActivities(deps.store, gateway, deps.registry)
     transcript = TranscriptActivities(deps.store)
-    workspace_store = deps.workspace or WorkspaceStore(deps.store.db)
     workspace = WorkspaceActivities(workspace_store, tools.once.attempts)
     approvals = ApprovalActivities(deps.store)
     return [

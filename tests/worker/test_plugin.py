@@ -18,6 +18,7 @@ from durable_loop.client.codec import AesGcmCodec, KeyRing, new_key
 from durable_loop.core import activity_refs
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.store import StoreConfig, open_store
+from durable_loop.store.workspace import open_workspace_store
 from durable_loop.worker.builder import WorkerTuning, build_worker, worker_options
 from durable_loop.worker.deps import WorkerDeps, new_http_client
 from durable_loop.worker.plugin import WORKFLOWS, DurableLoopPlugin, activities_for
@@ -173,3 +174,22 @@ def test_a_replayer_gets_the_workflows_and_the_converter():
     config = replayer.config(active_config=True)
     assert list(config["workflows"]) == list(WORKFLOWS)
     assert config["data_converter"] is pydantic_data_converter
+
+
+async def test_a_discarded_late_body_is_audited_in_the_workspace_store_the_worker_was_given(
+    tmp_path: Path, deps
+):
+    """With the workspace on its own database, a once call's discarded late body goes to
+    that database's audit (where ``durable-loop workspace --audit`` reads it), not to the
+    transcript database's; without one both share the transcript database."""
+    own = open_workspace_store(StoreConfig.sqlite_file(tmp_path / "workspace.db"))
+    try:
+        split = dataclasses.replace(deps, workspace=own)
+        for given, expected in ((split, own), (deps, None)):
+            bound = {a.__name__: a for a in activities_for(given)}
+            run_tool, decision = bound["run_tool"], bound["record_decision"]
+            audit = run_tool.__self__.once.audit
+            assert audit is decision.__self__.store
+            assert audit is expected if expected else audit.db is deps.store.db
+    finally:
+        await own.close()
