@@ -271,7 +271,7 @@ def build_trace(
     results, answered_at = _message_results(runs)
     by_message = _by_message(turns, tried, rows, results, index, reply_chars)
     turn_at = {tries[0].input.turn: (r, tries[0].scheduled_event_id) for r, tries in tried}
-    entries = [_own(e, session_id) for run in runs for e in run.entries]
+    entries = [_own(e, session_id, index.original_names) for run in runs for e in run.entries]
     trace = Trace(
         session_id=session_id,
         workflow_id=workflow_id,
@@ -374,11 +374,15 @@ def _run_info(run: DecodedRun) -> RunInfo:
     )
 
 
-def _own(entry: TraceEntry, session_id: str) -> TraceEntry:
-    """A decision names a sub-agent's session only when it was one's call."""
-    if isinstance(entry, ToolCallDecisionEntry) and entry.sub_agent_session == session_id:
-        return entry.model_copy(update={"sub_agent_session": None})
-    return entry
+def _own(entry: TraceEntry, session_id: str, original_names: dict[str, str]) -> TraceEntry:
+    """A decision names a sub-agent's session only when it was one's call, and the tool's
+    own name beside a mapped one."""
+    if not isinstance(entry, ToolCallDecisionEntry):
+        return entry
+    update: dict[str, object] = {"original_name": original_names.get(entry.tool)}
+    if entry.sub_agent_session == session_id:
+        update["sub_agent_session"] = None
+    return entry.model_copy(update=update)
 
 
 def _call_count(call: LlmCall) -> int:

@@ -57,6 +57,9 @@ class ToolCallDecisionEntry(EntryBase):
     kind: Literal["tool_call_decision"] = "tool_call_decision"
     call_id: str
     tool: str = ""
+    original_name: str | None = Field(
+        default=None, description="The tool's own name when ``tool`` is a mapping of it"
+    )
     outcome: ToolCallOutcome | None = Field(
         description="None: sent by Signal and not settled here (e.g. passed to a sub-agent)"
     )

@@ -22,7 +22,7 @@ from rich.text import Text
 from durable_loop.client.trace.arguments import arguments_line
 from durable_loop.client.trace.entries import TraceEntry
 from durable_loop.client.trace.models import BoundedText, CallRow, MessageRow, Trace, TurnRow
-from durable_loop.client.trace.render_entries import entry_text
+from durable_loop.client.trace.render_entries import entry_text, named_tool
 from durable_loop.core.visible_text import visible
 
 FINGERPRINT_CHARS = 10
@@ -37,11 +37,7 @@ def _ms(ms: float) -> str:
 
 
 def tool_label(call: CallRow) -> str:
-    """The model-facing name, and the tool's own name in parentheses when it is mapped:
-    ``files_read (files.read)``."""
-    if call.original_name is None or call.original_name == call.name:
-        return visible(call.name)
-    return f"{visible(call.name)} ({visible(call.original_name)})"
+    return named_tool(call.name, call.original_name)
 
 
 def _call_lines(call: CallRow) -> Iterator[tuple[Text, int]]:

@@ -46,8 +46,17 @@ def _quoted(comment: str | None) -> str:
     return f' — "{visible(comment)}"' if comment else ""
 
 
+def named_tool(name: str, original_name: str | None) -> str:
+    """The model-facing name, and the tool's own name in parentheses when it is mapped:
+    ``files_read (files.read)``."""
+    if original_name is None or original_name == name:
+        return visible(name)
+    return f"{visible(name)} ({visible(original_name)})"
+
+
 def _tool_decision(entry: ToolCallDecisionEntry) -> Text:
-    call = f"{visible(entry.tool)} {visible(entry.call_id)}".strip()
+    tool = named_tool(entry.tool, entry.original_name) if entry.tool else ""
+    call = f"{tool} {visible(entry.call_id)}".strip()
     if entry.sub_agent_session:
         call += f" (sub-agent session {visible(entry.sub_agent_session)})"
     by = visible(entry.by)

@@ -158,3 +158,32 @@ async def test_an_encrypted_session_joins_the_names_for_whoever_holds_the_keys(
         await w.sessions.send(sid, "read a.txt")
         trace = await load_trace(w.sessions.client, sid, db_url=None)  # history only
     assert joined(trace) == {read_name: "files.read"}
+
+
+async def test_a_decision_on_a_held_mapped_tool_names_it_both_ways(
+    loop_worker, scripted_llm, store_url
+):
+    async def write(ctx: ToolContext, path: str) -> JsonValue:
+        return {"written": path}
+
+    registry = ToolRegistry()
+    write_name = provider_safe_name("files.write")
+    held_spec = ToolSpec(
+        name=write_name, original_name="files.write", parameters=PATH_SCHEMA, requires_approval=True
+    )
+    registry.add(held_spec, write)
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(
+        model, [reply.tool_call(write_name, {"path": "b.txt"}, "c-write"), reply.text("Done.")]
+    )
+    async with loop_worker(registry) as w:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        held = await w.sessions.send(sid, "write b.txt")
+        assert held.status == "awaiting_approval", held
+        await w.sessions.tool_calls.answer(sid, "c-write", "confirm", "alice")
+        await w.sessions.message_result(sid, held.message_id)
+        trace = await load_trace(w.sessions.client, sid, db_url=store_url)
+
+    [decision] = trace.entries
+    assert (decision.tool, decision.original_name) == ("files_write", "files.write")
+    assert "alice approved files_write (files.write) c-write" in rendered(trace)
