@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from durable_loop.core.errors import DurableLoopError
 from durable_loop.evals.replay.judge import Verdict
 from durable_loop.evals.replay.recorded import RecordedMessage
 from durable_loop.evals.replay.tools import ReplayTools
@@ -26,6 +27,31 @@ class MessageResult(BaseModel):
     same_calls: bool
     same_answer: bool
     judge: Verdict | None = None
+    not_replayed: str | None = Field(
+        default=None,
+        description='Why the message could not be re-asked ("STALE_VERSION: ..."): the '
+        "conversation before it could not be rebuilt; nothing else of the row counts",
+    )
+
+
+def not_replayed(
+    session_id: str, index: int, original: RecordedMessage, refused: DurableLoopError
+) -> MessageResult:
+    """The row of a message whose session could not be rebuilt, with the refusal."""
+    return MessageResult(
+        session_id=session_id,
+        index=index,
+        replay_session="",
+        original=original,
+        replay=RecordedMessage(text=original.text),
+        served=0,
+        new=0,
+        matched_calls=0,
+        different_calls=0,
+        same_calls=False,
+        same_answer=False,
+        not_replayed=f"{refused.code}: {refused.message}",
+    )
 
 
 def compare(

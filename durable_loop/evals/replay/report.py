@@ -13,10 +13,13 @@ from typing import Any
 from durable_loop.evals.replay.compare import MessageResult
 
 
-def totals(results: Sequence[MessageResult]) -> dict[str, Any]:
+def totals(every: Sequence[MessageResult]) -> dict[str, Any]:
+    """Over the messages replayed; ``not_replayed`` counts the others."""
+    results = [r for r in every if r.not_replayed is None]
     n = len(results)
     return {
         "messages": n,
+        "not_replayed": len(every) - n,
         "same_calls_rate": sum(r.same_calls for r in results) / n if n else 0.0,
         "same_answer_rate": sum(r.same_answer for r in results) / n if n else 0.0,
         "calls_matched": sum(r.matched_calls for r in results),
@@ -55,8 +58,13 @@ def _cell(text: str | None, limit: int = 60) -> str:
 
 def _summary(t: dict[str, Any], names_only: Sequence[str]) -> list[str]:
     judged = t["judge"]
+    skipped = (
+        f" ({t['not_replayed']} more not replayed: their conversation could not be rebuilt)"
+        if t["not_replayed"]
+        else ""
+    )
     lines = [
-        f"{t['messages']} messages: same calls {t['same_calls_rate']:.0%}, "
+        f"{t['messages']} messages{skipped}: same calls {t['same_calls_rate']:.0%}, "
         f"same final answer {t['same_answer_rate']:.0%} (exact)"
         + (
             f", judge: same {judged['same']}, different {judged['different']}, "
@@ -90,6 +98,11 @@ def markdown(results: Sequence[MessageResult], *, names_only: Sequence[str] = ()
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
+        if r.not_replayed is not None:
+            why = f"not replayed: {_cell(r.not_replayed, 120)}"
+            cells = [r.session_id, str(r.index), _cell(r.original.text, 40), why, *[""] * 7]
+            lines.append("| " + " | ".join(cells) + " |")
+            continue
         lines.append(
             f"| {r.session_id} | {r.index} | {_cell(r.original.text, 40)} "
             f"| {len(r.original.calls)} → {len(r.replay.calls)} "

@@ -8,6 +8,7 @@ before it, so the model sees the earlier conversation as the original model saw 
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Callable, Mapping
@@ -22,8 +23,9 @@ from durable_loop.client.sessions import SessionClient
 from durable_loop.client.trace.fetch import require_store
 from durable_loop.core import presets
 from durable_loop.core.config import SessionSettings
+from durable_loop.core.errors import DurableLoopError
 from durable_loop.core.registry import ToolRegistry
-from durable_loop.evals.replay.compare import MessageResult, compare
+from durable_loop.evals.replay.compare import MessageResult, compare, not_replayed
 from durable_loop.evals.replay.judge import Judge
 from durable_loop.evals.replay.recorded import RecordedMessage, RecordedSession, recorded_session
 from durable_loop.evals.replay.report import write_replay_report
@@ -34,6 +36,8 @@ from durable_loop.store.session_copy import transcript_rows
 from durable_loop.store.transcript import TranscriptStore
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 from durable_loop.worker.settings import WorkerSettings
+
+log = logging.getLogger(__name__)
 
 PRESETS = ("recorded", "production")
 """recorded: the session's own runtime settings; production: the catalog's settings for
@@ -77,27 +81,35 @@ async def load_recorded(
     return recorded_session(session_id, bundle.rows), bundle.session_settings()
 
 
-async def replay_message(
+async def start_replay(
     data: SessionData,
     session_id: str,
     index: int,
     message: RecordedMessage,
     chosen: SessionSettings,
-) -> tuple[str, RecordedMessage]:
-    """Message ``index`` re-asked in a session of its own: a fork of the recorded session
-    at the turn before it (the conversation as the original model saw it, nothing re-run),
-    or a fresh session for a first message."""
+) -> str:
+    """The replay session of message ``index``, started. Raises what ``fork`` refuses
+    (STALE_VERSION: the facts changed after that turn, and cannot be rebuilt as they were)."""
     replay_id = f"replay-{session_id[:150]}-{index}-{uuid.uuid4().hex[:8]}"
     if message.fork_turn:
         await data.fork(session_id, message.fork_turn, replay_id, settings=chosen)
     else:
         await data.sessions.start(replay_id, chosen)
+    return replay_id
+
+
+async def replay_message(
+    data: SessionData, replay_id: str, message: RecordedMessage
+) -> RecordedMessage:
+    """The message re-asked in its replay session (:func:`start_replay`): a fork of the
+    recorded session at the turn before it (the conversation as the original model saw
+    it, nothing re-run), or a fresh session for a first message."""
     try:
         await data.sessions.send(replay_id, message.text)
     finally:
         await data.sessions.close(replay_id, "replay eval done")
     replayed = recorded_session(replay_id, await transcript_rows(data.db, replay_id)).messages
-    return replay_id, replayed[-1] if replayed else RecordedMessage(text=message.text)
+    return replayed[-1] if replayed else RecordedMessage(text=message.text)
 
 
 async def replay_sessions(
@@ -114,9 +126,18 @@ async def replay_sessions(
     for session, settings in recorded:
         chosen = choose(settings)
         for index, message in enumerate(session.messages, start=1):
-            replay_id, replay = await replay_message(
-                data, session.session_id, index, message, chosen
-            )
+            try:
+                replay_id = await start_replay(data, session.session_id, index, message, chosen)
+            except DurableLoopError as refused:
+                log.warning(
+                    "replay of %s message %d: not replayed (%s)",
+                    session.session_id,
+                    index,
+                    refused,
+                )
+                results.append(not_replayed(session.session_id, index, message, refused))
+                continue
+            replay = await replay_message(data, replay_id, message)
             result = compare(session.session_id, index, replay_id, message, replay, tools)
             if judge is not None:
                 result.judge = await judge.verdict(message.text, message.answer, replay.answer)
