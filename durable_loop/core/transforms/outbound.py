@@ -148,21 +148,18 @@ def tools_string_max_length_from_args_budget(
     reply = ctx.max_reply_tokens
     if budget is None or (reply is not None and budget >= reply * REPLY_CHARS_PER_TOKEN):
         return tools
-    return [t.model_copy(update={"parameters": _cap_strings(t.parameters, budget)}) for t in tools]
+    return [t.model_copy(update={"parameters": _capped(t.parameters, budget)}) for t in tools]
 
 
-def _cap_strings(schema: JsonValue, budget: int) -> dict[str, JsonValue]:
-    capped = _capped(schema, budget)
-    return capped if isinstance(capped, dict) else {}
-
-
-def _capped(node: JsonValue, budget: int) -> JsonValue:
+def _capped_value(node: JsonValue, budget: int) -> JsonValue:
     if isinstance(node, list):
-        return [_capped(item, budget) for item in node]
-    if not isinstance(node, dict):
-        return node
+        return [_capped_value(item, budget) for item in node]
+    return _capped(node, budget) if isinstance(node, dict) else node
+
+
+def _capped(node: dict[str, JsonValue], budget: int) -> dict[str, JsonValue]:
     out: dict[str, JsonValue] = {
-        key: value if key in SCHEMA_VALUE_KEYS else _capped(value, budget)
+        key: value if key in SCHEMA_VALUE_KEYS else _capped_value(value, budget)
         for key, value in node.items()
     }
     kinds = out.get("type")
