@@ -16,6 +16,7 @@ from durable_loop.activities.appends import write_appends
 from durable_loop.activities.chat import chat_once
 from durable_loop.activities.gateway import LlmGateway
 from durable_loop.activities.heartbeat import heartbeating
+from durable_loop.activities.question import read_question
 from durable_loop.core import names
 from durable_loop.core.canonical_json import utf8_len
 from durable_loop.core.errors import ErrorCode
@@ -36,8 +37,6 @@ from durable_loop.core.router.prompts import (
     with_repair,
 )
 from durable_loop.store import TranscriptStore
-
-CONTEXT_WINDOW = 40
 
 
 def clip(text: str, limit: int) -> tuple[str, bool]:
@@ -66,31 +65,12 @@ class RouterActivities:
         self.gateway = gateway
         self.registry = registry
 
-    async def _question(
-        self, session_id: str, user_seq: int, keep: int
-    ) -> tuple[str, list[tuple[str, str]]]:
-        earlier = await self.store.read(
-            session_id, upto_seq=user_seq + 1, from_seq=max(0, user_seq - CONTEXT_WINDOW)
-        )
-        if not earlier or earlier[-1].seq != user_seq or earlier[-1].message.role != "user":
-            raise ApplicationError(
-                f"no user message at seq {user_seq}", type=ErrorCode.TOOL_ERROR, non_retryable=True
-            )
-        texts: list[tuple[str, str]] = [
-            (str(m.message.role), m.message.content or "")
-            for m in earlier[:-1]
-            if m.message.role in ("user", "assistant")
-            and m.message.content
-            and not m.message.tool_calls
-            and not m.message.synthetic
-        ]
-        context: list[tuple[str, str]] = texts[-keep:] if keep else []
-        return earlier[-1].message.content or "", context
-
     @activity.defn(name=names.ROUTER_STEP)
     async def router_step(self, inp: RouterStepInput) -> RouterStepOutput:
         await write_appends(self.store, inp.session_id, inp.appends)
-        question, context = await self._question(inp.session_id, inp.user_seq, inp.context_messages)
+        question, context = await read_question(
+            self.store, inp.session_id, inp.user_seq, inp.context_messages
+        )
         if inp.kind == "route":
             messages = router_messages(question, inp.tool_names, context)
         else:
@@ -119,7 +99,9 @@ class RouterActivities:
         done = await self.store.get(inp.session_id, inp.reply_seq)
         if done is not None:
             return self._summary(done, inp, cached=True)
-        question, context = await self._question(inp.session_id, inp.user_seq, inp.context_messages)
+        question, context = await read_question(
+            self.store, inp.session_id, inp.user_seq, inp.context_messages
+        )
         usage, latency_ms = Usage(), 0
         if inp.mode == "clarify":
             text = inp.clarify_question or ""

@@ -30,6 +30,7 @@ from durable_loop.core.approvals import (
 )
 from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
 from durable_loop.core.budget import SessionChangeAudit, SessionChangeAudited
+from durable_loop.core.conversation_gate import ConversationGateInput, ConversationGateOutput
 from durable_loop.core.proposals import (
     FACTS_COMMIT,
     PROPOSAL_CLOSE,
@@ -64,6 +65,9 @@ RUN_LONG_TOOL = ActivityRef(names.RUN_LONG_TOOL, ToolRunInput, ToolRunOutput)
 WRITE_MESSAGES = ActivityRef(names.WRITE_MESSAGES, WriteMessagesInput, WriteMessagesOutput)
 SUMMARIZE_CONTEXT = ActivityRef(names.SUMMARIZE_CONTEXT, SummarizeInput, SummarizeOutput)
 REPAIR_TOOL_CALL = ActivityRef(names.REPAIR_TOOL_CALL, RepairCallInput, RepairCallOutput)
+CONVERSATION_GATE = ActivityRef(
+    names.CONVERSATION_GATE, ConversationGateInput, ConversationGateOutput
+)
 ROUTER_STEP = ActivityRef(names.ROUTER_STEP, RouterStepInput, RouterStepOutput)
 ROUTER_ANSWER = ActivityRef(names.ROUTER_ANSWER, RouterAnswerInput, RouterAnswerOutput)
 FACTS_COMMIT_REF = ActivityRef(FACTS_COMMIT, SettleInput, SettleOutput)
@@ -82,6 +86,7 @@ ALL = (
     WRITE_MESSAGES,
     SUMMARIZE_CONTEXT,
     REPAIR_TOOL_CALL,
+    CONVERSATION_GATE,
     ROUTER_STEP,
     ROUTER_ANSWER,
     FACTS_COMMIT_REF,

@@ -80,6 +80,7 @@ LOCAL_RECOVERIES = (
     "call_requested_tool",
     "shorten_oversized_arguments",
     "repair_invalid_arguments",
+    "withhold_tools_from_conversation",
 )
 
 

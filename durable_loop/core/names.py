@@ -11,6 +11,7 @@ ROUTER_ANSWER = "router_answer"
 WRITE_MESSAGES = "write_messages"
 SUMMARIZE_CONTEXT = "summarize_context"
 REPAIR_TOOL_CALL = "repair_tool_call"
+CONVERSATION_GATE = "conversation_gate"
 AUDIT_SESSION_CHANGE = "audit_session_change"
 
 UPDATE_SEND_MESSAGE = "send_message"

@@ -19,6 +19,8 @@ from durable_loop.cli.errors import CliError
 from durable_loop.core import presets
 from durable_loop.core.argument_repair import REPAIR_SYSTEM, SHORTEN_SYSTEM
 from durable_loop.core.canonical_json import largest_string
+from durable_loop.core.conversation_gate import NONE as GATE_NONE
+from durable_loop.core.conversation_gate import SYSTEM as GATE_SYSTEM
 from durable_loop.core.errors import ErrorCode
 from durable_loop.evals.codes import EvalCode
 from durable_loop.evals.scenario import (
@@ -234,6 +236,25 @@ def refuses_after_invalid_args(scenario: Scenario, view: ModelView, action: Acti
     return action
 
 
+GATE_SYSTEM_START = GATE_SYSTEM.partition("{")[0]
+GATE_LATEST = "Latest message: "
+
+
+def _gate_reply(scenario: Scenario, request: RecordedRequest) -> Reply | None:
+    """The answer to a conversation-gate request (no tools, the gate's system prompt): the
+    tool the scenario's ideal model calls first for the person's message, or none. None for
+    any other request."""
+    messages = request.messages
+    system = str(messages[0].get("content") or "") if messages else ""
+    if request.body.get("tools") or not system.startswith(GATE_SYSTEM_START):
+        return None
+    shown = str(messages[-1].get("content") or "")
+    question = shown.rpartition(GATE_LATEST)[2] if GATE_LATEST in shown else shown
+    view = ModelView(results=(), tools_sent=True, last_role="user", last_user=question)
+    action = scenario.policy(view)
+    return reply.text(json.dumps({"tool": action.calls[0].name if action.calls else GATE_NONE}))
+
+
 def _repair_reply(scenario: Scenario, request: RecordedRequest) -> Reply | None:
     """The answer to an argument-repair request (no tools, the recovery's system prompt):
     the call the scenario's ideal model makes after reading that refusal. None for any
@@ -275,9 +296,9 @@ class Behaviour:
 
     def step(self, scenario: Scenario) -> Callable[[RecordedRequest], Reply]:
         def answer(request: RecordedRequest) -> Reply:
-            repaired = _repair_reply(scenario, request)
-            if repaired is not None:
-                return repaired
+            special = _repair_reply(scenario, request) or _gate_reply(scenario, request)
+            if special is not None:
+                return special
             messages = request.messages
             tools = request.body.get("tools")
             view = view_of(messages, tools_sent=bool(tools), tools=tools)

@@ -22,6 +22,7 @@ from temporalio.workflow import _Definition as _WorkflowDefinition
 
 from durable_loop.activities.appends import TranscriptActivities
 from durable_loop.activities.approvals import ApprovalActivities
+from durable_loop.activities.conversation_gate import ConversationGateActivities
 from durable_loop.activities.gateway import LlmGateway
 from durable_loop.activities.heartbeat import CANCEL_NOTICE
 from durable_loop.activities.llm import LlmActivities
@@ -65,6 +66,7 @@ def activities_for(deps: WorkerDeps) -> list[Callable[..., Any]]:
         llm.llm_turn,
         summaries.summarize_context,
         RepairActivities(deps.store, gateway).repair_tool_call,
+        ConversationGateActivities(deps.store, gateway).conversation_gate,
         tools.list_tools,
         tools.run_tool,
         LongToolActivities(tools).run_long_tool,

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.messages import Message, Usage
     from durable_loop.core.outcome import judge_final, preview
     from durable_loop.core.recoveries import Action
+    from durable_loop.core.recoveries.withhold_tools_from_conversation import NAME as GATE
     from durable_loop.core.tools import ToolCatalog, visible_tool_names
 
 from durable_loop.workflows.activity_calls import (
@@ -41,6 +42,7 @@ from durable_loop.workflows.approval_turns import HeldCalls
 from durable_loop.workflows.approvals import ApprovalBook
 from durable_loop.workflows.argument_repair import ArgumentRepairs
 from durable_loop.workflows.context_summary import ContextSummaries
+from durable_loop.workflows.conversation_gate import ask_gate, gate_settings
 from durable_loop.workflows.model_routing import ModelRouter, budget_error
 from durable_loop.workflows.proposals import ProposalBook
 from durable_loop.workflows.reply_guard import ReplyGuard
@@ -118,9 +120,36 @@ class MessageLoop(ToolTurn):
         # the last user message). Only the order of the next llm_turn's appends changes,
         # not a command: histories recorded before replay (tests/versioning).
         await self._append_outcome_notes()
-        self._append(Message.user(text))
+        user_seq = self._append(Message.user(text))
         self.reply_guard.facts.request_text = text
+        await self._gate(user_seq, text)
         return await self._drive()
+
+    async def _gate(self, user_seq: int, text: str) -> None:
+        """Recovery ``withhold_tools_from_conversation`` (see conversation_gate)."""
+        settings = gate_settings(self.config)
+        if settings is None or not self._send_tools():
+            return
+        answer = await ask_gate(
+            session_id=self.session_id,
+            user_seq=user_seq,
+            turn=self.cursor.turn_index,
+            endpoint=self.settings.llm,
+            question=text,
+            specs=[self.specs[name] for name in self.visible if name in self.specs],
+            settings=settings,
+            config=self.config,
+            control=self.control,
+        )
+        if answer is None:
+            return
+        if isinstance(answer, str):
+            self.result.warnings.append(answer)
+            return
+        self._spend(answer.usage)
+        if answer.conversation:
+            self.tools_off = True
+            self.result.recoveries.append(GATE)
 
     async def resume(self, parked: ParkedMessage) -> RunResult:
         """Continue a message parked on held tool calls, now that all are decided."""

@@ -54,7 +54,8 @@ async def test_without_the_transform_the_text_is_the_answer_with_a_warning(
 async def test_local_model_preset_recovers_fenced_json_calls(loop_worker, scripted_llm):
     model, sid, log = unique("m"), unique("s"), ToolLog()
     fenced = '```json\n{"name": "add", "arguments": {"a": 20, "b": 22}}\n```'
-    scripted_llm.script(model, [reply.text(fenced), reply.text("42")])
+    gate = reply.text('{"tool": "add"}')
+    scripted_llm.script(model, [gate, reply.text(fenced), reply.text("42")])
     runtime = presets.apply(presets.for_model("openai", "qwen2.5-coder-local"))
     assert isinstance(runtime, RuntimeConfig)
     async with loop_worker(recording_tools(log)) as w:
@@ -62,5 +63,6 @@ async def test_local_model_preset_recovers_fenced_json_calls(loop_worker, script
         result = await w.sessions.send(sid, "20+22?")
     assert result.status == "completed" and result.reply == "42"
     assert log.executions[0].args == {"a": 20, "b": 22}
-    first = scripted_llm.requests(model)[0]
+    asked, first = scripted_llm.requests(model)[:2]
+    assert asked.body["response_format"]["json_schema"]["name"] == "conversation_gate"
     assert first.body["temperature"] == 0 and first.body["parallel_tool_calls"] is False

@@ -17,6 +17,7 @@ from durable_loop.client.trace.models import (
     AttemptRow,
     CallRow,
     DecodedRun,
+    GateRun,
     LlmCall,
     MessageRow,
     RepairRun,
@@ -30,6 +31,7 @@ from durable_loop.client.trace.replies import REPLY_CHARS, reply_of
 from durable_loop.client.trace.tool_names import stored_names
 from durable_loop.core.activity_contracts import AppendItem, ToolCallSummary
 from durable_loop.core.contracts import RunResult
+from durable_loop.core.conversation_gate import gate_choice
 from durable_loop.core.envelope import Envelope
 from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.messages import StoredMessage, Usage
@@ -55,6 +57,8 @@ class _Index:
         self.original_names = stored_names(stored)
         for run in runs:
             self.original_names.update(run.original_names)
+        self.gates: dict[int, GateRun] = {g.input.turn + 1: g for r in runs for g in r.gates}
+        """Session turn -> the gate that ran before it."""
         self.repairs: dict[int, list[RepairRun]] = {}
         for run in runs:
             for repair in run.repairs:
@@ -211,6 +215,7 @@ def _turn_row(tries: Sequence[LlmCall], run_index: int, index: _Index, until_seq
         pending=out is None and call.failure is None,
         user_text=user[1] if user else None,
         attempts=_attempts(tries),
+        gate=_gate_said(index.gates.get(inp.turn)),
     )
     if out is None:
         return row
@@ -231,6 +236,16 @@ def _turn_row(tries: Sequence[LlmCall], run_index: int, index: _Index, until_seq
             ],
         }
     )
+
+
+def _gate_said(gate: GateRun | None) -> str | None:
+    if gate is None:
+        return None
+    if gate.output is None:
+        return f"failed ({gate.failure.code}), tools offered" if gate.failure else "pending"
+    if gate.output.conversation:
+        return "none: the message went without tools"
+    return f"{gate_choice(gate.output.answer) or repr(gate.output.answer)}: tools offered"
 
 
 def _turns_tried(runs: Sequence[DecodedRun]) -> Tried:
@@ -306,10 +321,12 @@ def _turn_rows(tried: Tried, index: _Index) -> list[TurnRow]:
 
 
 def _usage(runs: Sequence[DecodedRun], tried: Tried, children: Usage) -> Usage:
-    """Tokens of every turn's last try, every recovery's re-issue and the sub-agents."""
+    """Tokens of every turn's last try, every recovery's re-issue and gate, and the
+    sub-agents."""
     usage = sum((t[-1].output.usage for _, t in tried if t[-1].output), children)
     repaired = (r.output.usage for run in runs for r in run.repairs if r.output is not None)
-    return sum(repaired, usage)
+    gated = (g.output.usage for run in runs for g in run.gates if g.output is not None)
+    return sum(gated, sum(repaired, usage))
 
 
 def _message_results(

@@ -11,7 +11,14 @@ from temporalio.api.common.v1 import Payloads
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 
-from durable_loop.client.trace.models import DecodedRun, LlmCall, RepairRun, SubAgentRun, ToolRun
+from durable_loop.client.trace.models import (
+    DecodedRun,
+    GateRun,
+    LlmCall,
+    RepairRun,
+    SubAgentRun,
+    ToolRun,
+)
 from durable_loop.client.trace.payloads import decode_payload, failure_error
 from durable_loop.client.trace.run_events import EntryDecoder
 from durable_loop.client.trace.tool_names import catalog_load_result, catalog_names
@@ -24,6 +31,7 @@ from durable_loop.core.activity_contracts import (
 )
 from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
 from durable_loop.core.contracts import ChildSessionResult
+from durable_loop.core.conversation_gate import ConversationGateInput, ConversationGateOutput
 from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.proposals import (
     FACTS_COMMIT,
@@ -52,7 +60,7 @@ class _Run:
     def __init__(self, run: DecodedRun) -> None:
         self.run = run
         self.entries = EntryDecoder(run.run_index)
-        self.scheduled: dict[int, LlmCall | ToolRun | RepairRun] = {}
+        self.scheduled: dict[int, LlmCall | ToolRun | RepairRun | GateRun] = {}
         self.children: dict[str, SubAgentRun] = {}
         self.catalog_loads: set[int] = set()
         """Scheduled events of ``list_tools`` run as a regular activity."""
@@ -108,6 +116,8 @@ class _Run:
             self.run.tool_runs.append(record)
         elif isinstance(record, RepairRun):
             self.run.repairs.append(record)
+        elif isinstance(record, GateRun):
+            self.run.gates.append(record)
         if record is not None:
             record.scheduled_ns = event.event_time.ToNanoseconds()
             self.scheduled[event.event_id] = record
@@ -147,6 +157,8 @@ class _Run:
                 rec.output = decode_payload(done.result, ToolRunOutput)
             elif isinstance(rec, RepairRun):
                 rec.output = decode_payload(done.result, RepairCallOutput)
+            elif isinstance(rec, GateRun):
+                rec.output = decode_payload(done.result, ConversationGateOutput)
         else:
             failed = (
                 event.activity_task_failed_event_attributes
@@ -283,7 +295,7 @@ def decode_run(events: Sequence[HistoryEvent], run_id: str, run_index: int) -> D
 
 def _scheduled(
     activity: str, payloads: Payloads, event_id: int
-) -> LlmCall | ToolRun | RepairRun | None:
+) -> LlmCall | ToolRun | RepairRun | GateRun | None:
     if activity == names.LLM_TURN and (llm_in := decode_payload(payloads, LlmTurnInput)):
         return LlmCall(input=llm_in, scheduled_event_id=event_id)
     is_tool = activity in (names.RUN_TOOL, names.RUN_LONG_TOOL)
@@ -293,4 +305,8 @@ def _scheduled(
         repair_in := decode_payload(payloads, RepairCallInput)
     ):
         return RepairRun(input=repair_in, scheduled_event_id=event_id)
+    if activity == names.CONVERSATION_GATE and (
+        gate_in := decode_payload(payloads, ConversationGateInput)
+    ):
+        return GateRun(input=gate_in, scheduled_event_id=event_id)
     return None

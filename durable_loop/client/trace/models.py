@@ -16,6 +16,7 @@ from durable_loop.core.activity_contracts import (
 from durable_loop.core.approvals import PendingToolCall
 from durable_loop.core.argument_repair import RepairCallInput, RepairCallOutput
 from durable_loop.core.contracts import ChildSessionResult, RunResult, RunStatus
+from durable_loop.core.conversation_gate import ConversationGateInput, ConversationGateOutput
 from durable_loop.core.errors import CodedError
 from durable_loop.core.messages import Usage
 
@@ -55,6 +56,13 @@ class RepairRun(ActivityOutcome):
 
     input: RepairCallInput
     output: RepairCallOutput | None = None
+
+
+class GateRun(ActivityOutcome):
+    """A ``conversation_gate`` activity: recovery ``withhold_tools_from_conversation``."""
+
+    input: ConversationGateInput
+    output: ConversationGateOutput | None = None
 
 
 SubAgentStatus = Literal["completed", "failed", "awaiting_approval", "cancelled", "running"]
@@ -97,6 +105,7 @@ class DecodedRun(BaseModel):
     llm_calls: list[LlmCall] = Field(default_factory=list)
     tool_runs: list[ToolRun] = Field(default_factory=list)
     repairs: list[RepairRun] = Field(default_factory=list)
+    gates: list[GateRun] = Field(default_factory=list)
     results: list[RunResult] = Field(
         default_factory=list, description="What the Updates answered, in the order they did"
     )
@@ -206,6 +215,11 @@ class TurnRow(BaseModel):
         default_factory=list, description="Each model tried for this turn, in order"
     )
     warnings: list[str] = Field(default_factory=list)
+    gate: str | None = Field(
+        default=None,
+        description="What the conversation gate before this turn answered (none: the "
+        "message's turns went without tools)",
+    )
 
 
 class MessageRow(BaseModel):

@@ -119,6 +119,8 @@ def _attempts(turn: TurnRow) -> Text | None:
 
 def _turn_block(turn: TurnRow, several_runs: bool) -> Iterator[tuple[Text, int]]:
     yield _turn_heading(turn, several_runs), 0
+    if turn.gate is not None:
+        yield Text(f"conversation gate: {turn.gate}", style="dim"), 1
     if turn.error is not None and turn.error.message:
         yield Text(turn.error.message, style="red"), 1
     for warning in turn.warnings:

@@ -19,13 +19,14 @@ from pydantic import BaseModel, ConfigDict
 
 from durable_loop.core.errors import CodedError
 
-Stage = Literal["reply", "failure", "answer", "repeat", "typed", "refused_call", "call"]
+Stage = Literal["reply", "failure", "answer", "repeat", "typed", "refused_call", "call", "message"]
 """Where a recovery fires. ``reply``: on every final reply, before the checks.
 ``failure``: on a final reply the answer check refused (REPLY_NOT_AN_ANSWER).
 ``answer``: on a plain-text final reply that passed the checks. ``repeat``: after the
 repeated-call guard answered a repeat. The last three are carried out by their own code
 (no judge): ``typed`` (workflows/typed_answers), ``refused_call``
-(workflows/argument_repair), ``call`` (core/guards)."""
+(workflows/argument_repair), ``call`` (core/guards), ``message`` (before a person's
+message is first sent: workflows/conversation_gate)."""
 
 
 class RecoverySettings(BaseModel):

@@ -24,6 +24,7 @@ from durable_loop.core.recoveries import (
     repeated_call_guard,
     retry_after_tool_error,
     shorten_oversized_arguments,
+    withhold_tools_from_conversation,
 )
 from durable_loop.core.recoveries.base import Recovery, RecoverySettings, Stage
 
@@ -61,6 +62,7 @@ BUILTINS = (
     call_requested_tool.RECOVERY,
     shorten_oversized_arguments.RECOVERY,
     repair_invalid_arguments.RECOVERY,
+    withhold_tools_from_conversation.RECOVERY,
 )
 for _builtin in BUILTINS:
     REGISTRY.add(_builtin)

@@ -59,7 +59,8 @@ SUMMARIZER_SYSTEM = (
 ANSWER_SYSTEM = "Answer the user's message directly and briefly."
 
 
-def _with_context(question: str, context: list[tuple[str, str]]) -> str:
+def with_context(question: str, context: list[tuple[str, str]]) -> str:
+    """The message with the conversation's last texts before it, as (role, text) pairs."""
     if not context:
         return question
     lines = "\n".join(f"{role}: {text}" for role, text in context)
@@ -72,7 +73,7 @@ def router_messages(
     names = ", ".join(tool_names) if tool_names else "(none)"
     return [
         Message.system(ROUTER_SYSTEM.format(names=names)),
-        Message.user(_with_context(question, context)),
+        Message.user(with_context(question, context)),
     ]
 
 
@@ -83,7 +84,7 @@ def executor_messages(
     system = EXECUTOR_SYSTEM.format(
         name=spec.name, description=spec.description or "(none)", schema=schema
     )
-    return [Message.system(system), Message.user(_with_context(question, context))]
+    return [Message.system(system), Message.user(with_context(question, context))]
 
 
 def with_repair(messages: list[Message], bad_output: str, error: str) -> list[Message]:
@@ -102,4 +103,4 @@ def summarizer_messages(question: str, tool_name: str, tool_output: str) -> list
 
 
 def answer_messages(question: str, context: list[tuple[str, str]]) -> list[Message]:
-    return [Message.system(ANSWER_SYSTEM), Message.user(_with_context(question, context))]
+    return [Message.system(ANSWER_SYSTEM), Message.user(with_context(question, context))]
