@@ -24,7 +24,6 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.endpoint import LlmEndpoint
     from durable_loop.core.recoveries.withhold_tools_from_conversation import (
         NAME,
-        PATCH_ID,
         WithholdToolsFromConversation,
     )
     from durable_loop.core.tools import ToolSpec
@@ -59,11 +58,16 @@ async def ask_gate(
     settings: WithholdToolsFromConversation,
     config: RuntimeConfig,
     control: RunControl,
-) -> ConversationGateOutput | str | None:
-    """The gate's answer; a failure as one line (the tools stay offered); None when this
-    run predates the gate (its patch)."""
-    if not workflow.patched(PATCH_ID):
-        return None
+) -> ConversationGateOutput | str:
+    """The gate's answer; a failure as one line (the tools stay offered).
+
+    No patch guards it: it runs only for sessions whose settings name the recovery, and no
+    history recorded before it can (an unknown recovery name is refused), so every run
+    that meets this code started with it. A ``workflow.patched`` here also failed replay:
+    with status Queries polled while a session's first message started, the marker was
+    recorded one workflow task after the catalog's local activity, and replay asked for it
+    one task early (TMPRL1100; the cancel test in tests/workflows/test_conversation_gate.py
+    on the dev server, 3 of 5 runs)."""
     tools = gate_tools(specs)
     inp = ConversationGateInput(
         session_id=session_id,

@@ -29,6 +29,9 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.outcome import judge_final, preview
     from durable_loop.core.recoveries import Action
     from durable_loop.core.recoveries.withhold_tools_from_conversation import NAME as GATE
+    from durable_loop.core.recoveries.withhold_tools_from_conversation import (
+        WithholdToolsFromConversation,
+    )
     from durable_loop.core.tools import ToolCatalog, visible_tool_names
 
 from durable_loop.workflows.activity_calls import (
@@ -95,6 +98,10 @@ class MessageLoop(ToolTurn):
         self.tools_off = False
         self.require_tool_call = False
         """The next request asks for a tool call (tool_choice "required"): the retry turn."""
+        self.gate: WithholdToolsFromConversation | None = None
+        """The conversation gate's settings when this message asks it (see run)."""
+        self.gate_pending: tuple[int, str] | None = None
+        """(seq, text) of the person's message until the conversation gate has seen it."""
         self.typed: TypedAnswer | None = None
         """The message's output schema, set by the session (see typed_answers)."""
         self.fallbacks_left = self.config.retries.fallback_retry_count
@@ -119,16 +126,15 @@ class MessageLoop(ToolTurn):
         # Notes on decided proposals go before the person's new message (a model answers
         # the last user message). Only the order of the next llm_turn's appends changes,
         # not a command: histories recorded before replay (tests/versioning).
+        self.gate = gate_settings(self.config)
         await self._append_outcome_notes()
-        user_seq = self._append(Message.user(text))
+        self.gate_pending = (self._append(Message.user(text)), text)
         self.reply_guard.facts.request_text = text
-        await self._gate(user_seq, text)
         return await self._drive()
 
     async def _gate(self, user_seq: int, text: str) -> None:
         """Recovery ``withhold_tools_from_conversation`` (see conversation_gate)."""
-        settings = gate_settings(self.config)
-        if settings is None or not self._send_tools():
+        if self.gate is None or not self._send_tools():
             return
         answer = await ask_gate(
             session_id=self.session_id,
@@ -137,12 +143,10 @@ class MessageLoop(ToolTurn):
             endpoint=self.settings.llm,
             question=text,
             specs=[self.specs[name] for name in self.visible if name in self.specs],
-            settings=settings,
+            settings=self.gate,
             config=self.config,
             control=self.control,
         )
-        if answer is None:
-            return
         if isinstance(answer, str):
             self.result.warnings.append(answer)
             return
@@ -165,6 +169,10 @@ class MessageLoop(ToolTurn):
 
     async def _drive(self) -> RunResult:
         try:
+            if self.gate_pending is not None:
+                user_seq, text = self.gate_pending
+                self.gate_pending = None
+                await self._gate(user_seq, text)
             while True:
                 if self.control.reason is not None:
                     return self._cancelled(self.control.reason)

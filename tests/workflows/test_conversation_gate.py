@@ -4,6 +4,7 @@ unreadable, or a failed gate) the tools are offered as before."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -17,6 +18,7 @@ from durable_loop.core.results import RunResult
 from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of, replay_failures
 from tests.conftest import settings_for, unique
+from tests.workflows.test_run_control import running
 from tests.workflows.toolkit import ToolLog, recording_tools
 
 GATED = RuntimeConfig(recoveries=[NAME])
@@ -171,3 +173,27 @@ async def test_a_later_message_is_shown_to_the_gate_after_the_last_reply(loop_wo
         "Conversation so far:\nassistant: It is 5. Shall I add 10 to it?\n\n"
         "Latest message: Yes please."
     )
+
+
+async def test_a_cancel_during_the_gate_cancels_the_message_and_the_next_one_runs(
+    loop_worker, scripted_llm, temporal_env
+):
+    model, sid = unique("m"), unique("s")
+    slow_gate = reply.slow(reply.text('{"tool": "none"}'), 30)
+    scripted_llm.script(
+        model, [slow_gate, reply.text('{"tool": "none"}'), reply.text("Hello again!")]
+    )
+    async with loop_worker(recording_tools(ToolLog())) as w:
+        await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=GATED))
+        sending = asyncio.create_task(w.sessions.send(sid, "Hi!", message_id="a"))
+        await running(w, sid)
+        cancelled = await w.sessions.cancel(sid, "a", reason="typo")
+        assert await sending == cancelled
+        after = await w.sessions.send(sid, "Hello?", message_id="b")
+        stored = await w.store.read(sid)
+        histories = await fetch_histories(temporal_env.client, f"session-{sid}")
+    assert cancelled.status == "cancelled" and "typo" in (cancelled.error.message or "")
+    assert after.status == "completed" and after.reply == "Hello again!"
+    assert [m.message.role for m in stored][:2] == ["user", "user"]  # message, then the note
+    assert stored[0].message.content == "Hi!" and stored[1].message.synthetic
+    assert await replay_failures(histories) == {}

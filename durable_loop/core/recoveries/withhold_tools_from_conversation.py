@@ -10,7 +10,6 @@ from pydantic import Field
 from durable_loop.core.recoveries.base import Recovery, RecoverySettings
 
 NAME = "withhold_tools_from_conversation"
-PATCH_ID = "conversation-gate"
 DEFAULT_EXAMPLES = (
     "Hi!",
     "Thanks a lot.",
@@ -38,5 +37,4 @@ RECOVERY = Recovery(
     "the message's turns go without tools",
     effect="local Qwen2.5-Coder, 22 no-request messages: gate said a tool for 0 (tools "
     "offered: 15 of 21 made a call); 26 tool requests: gate said none for 0",
-    patch_id=PATCH_ID,
 )
