@@ -2,6 +2,7 @@
 
 It answers from what the request holds (tool results, whether tools were sent), never
 from hard-coded numbers: compute, save, list, go quiet, then answer once the tools are gone.
+Asked by the conversation gate, it names the tool it is about to call.
 ``repeating=True`` plays the other habit of small models: calling the same tool again.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from durable_loop.core.conversation_gate import SCHEMA_NAME
 from durable_loop.testing import reply
 from durable_loop.testing.scripted import RecordedRequest, Reply
 
@@ -34,10 +36,19 @@ def _last_user_text(request: RecordedRequest) -> str:
     return str(users[-1]["content"]) if users else ""
 
 
+def is_gate(request: RecordedRequest) -> bool:
+    """The conversation gate's request (recovery ``withhold_tools_from_conversation``)."""
+    asked = request.body.get("response_format") or {}
+    return (asked.get("json_schema") or {}).get("name") == SCHEMA_NAME
+
+
 def small_model(request: RecordedRequest, *, repeating: bool = False) -> Reply:
     results = _tool_results(request)
     last = request.messages[-1]
     question = _last_user_text(request)
+    if is_gate(request):
+        latest = question.rpartition("Latest message: ")[2]
+        return reply.text(json.dumps({"tool": "note_list" if "notes" in latest else "calculate"}))
     if "tools" not in request.body:
         value = results.get("calculate")
         return reply.text(f"The result of {EXPRESSION} is {value}.")

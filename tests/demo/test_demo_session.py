@@ -12,7 +12,7 @@ from durable_loop.demo.session import STEPS, DemoStep, demo_settings, run_demo_s
 from durable_loop.demo.tools import Notebook, demo_registry
 from durable_loop.testing import reply
 from tests.conftest import settings_for, unique
-from tests.demo.small_model import small_model
+from tests.demo.small_model import is_gate, small_model
 
 LOCAL_MODEL = LlmEndpoint(model=variant_of("1.5b").alias)
 
@@ -42,10 +42,13 @@ async def test_demo_flow_passes_with_a_small_model(loop_worker, scripted_llm):
     assert [n.text for n in notebook.notes(sid)] == ["23 * 19 + 4 = 441"]
     assert len(report.llm_ms) == 7 and len(report.seconds) == 2
 
-    requests = scripted_llm.requests(model)
+    everything = scripted_llm.requests(model)
+    gates = [r for r in everything if is_gate(r)]
+    assert [everything.index(g) for g in gates] == [0, 6]  # before each message's first turn
+    requests = [r for r in everything if not is_gate(r)]
     with_tools = [r for r in requests if "tools" in r.body]
     assert all(r.body["parallel_tool_calls"] is False for r in with_tools)
-    assert all(r.body["temperature"] == 0 for r in requests)
+    assert all(r.body["temperature"] == 0 for r in everything)
     assert all(r.messages[0]["role"] == "user" for r in requests), "no system prompt"
     finalization = requests[4]
     assert "tools" not in finalization.body
@@ -78,7 +81,7 @@ async def test_repeated_call_is_answered_from_its_recorded_result(loop_worker, s
         ("calculate", True, False),
         ("calculate", False, True),
     ]
-    third = scripted_llm.requests(model)[2]
+    third = [r for r in scripted_llm.requests(model) if not is_gate(r)][2]
     assert "tools" not in third.body
     assert any("repeated identical call" in line for line in lines)
 
@@ -107,7 +110,7 @@ async def test_a_slow_model_turn_outlives_the_heartbeat_timeout(loop_worker, scr
     """CPU models take many seconds per turn: the LLM activity heartbeats while it waits."""
     model, notebook = unique("qwen-demo"), Notebook()
     slow_first = functools.partial(slow_reply, small_model, seconds=2.5)
-    scripted_llm.script(model, [slow_first], then=small_model)
+    scripted_llm.script(model, [small_model, slow_first], then=small_model)  # gate, turn 1
     base = demo_settings_on(scripted_llm, model)
     settings = base.model_copy(
         update={"runtime": base.runtime.model_copy(update={"heartbeat_timeout_s": 1.0})}
@@ -119,7 +122,7 @@ async def test_a_slow_model_turn_outlives_the_heartbeat_timeout(loop_worker, scr
         )
     assert report.passed, report.checks
     assert report.llm_ms[0] >= 2500
-    assert len(scripted_llm.requests(model)) == 5, "no turn was retried"
+    assert len(scripted_llm.requests(model)) == 6, "no turn was retried"  # the gate, 5 turns
 
 
 def slow_reply(step, request, *, seconds: float):
