@@ -17,29 +17,21 @@ from pydantic import JsonValue
 
 from durable_loop.cli.errors import CliError
 from durable_loop.core import presets
-from durable_loop.core.argument_repair import REPAIR_SYSTEM, SHORTEN_SYSTEM
-from durable_loop.core.canonical_json import largest_string
-from durable_loop.core.conversation_gate import NONE as GATE_NONE
-from durable_loop.core.conversation_gate import SYSTEM as GATE_SYSTEM
 from durable_loop.core.errors import ErrorCode
 from durable_loop.evals.codes import EvalCode
+from durable_loop.evals.recovery_requests import args_text, gate_reply, repair_reply
 from durable_loop.evals.scenario import (
     DONE,
     Action,
     Call,
     ModelView,
     Scenario,
-    ToolResult,
     view_of,
 )
 from durable_loop.testing import reply
 from durable_loop.testing.scripted import RecordedRequest, Reply
 
 Update = dict[str, JsonValue]
-
-
-def _args_text(call: Call) -> str:
-    return call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
 
 
 def _wire(action: Action, turn: int, *, as_objects: bool = False) -> list[dict[str, Any]]:
@@ -51,7 +43,7 @@ def _wire(action: Action, turn: int, *, as_objects: bool = False) -> list[dict[s
                 "name": c.name,
                 "arguments": c.arguments
                 if as_objects and isinstance(c.arguments, dict)
-                else _args_text(c),
+                else args_text(c),
             },
         }
         for i, c in enumerate(action.calls)
@@ -120,7 +112,7 @@ def render_function_call(action: Action, turn: int) -> Reply:
     message = {
         "role": "assistant",
         "content": None,
-        "function_call": {"name": c.name, "arguments": _args_text(c)},
+        "function_call": {"name": c.name, "arguments": args_text(c)},
     }
     return _completion(message, "function_call")
 
@@ -236,54 +228,6 @@ def refuses_after_invalid_args(scenario: Scenario, view: ModelView, action: Acti
     return action
 
 
-GATE_SYSTEM_START = GATE_SYSTEM.partition("{")[0]
-GATE_LATEST = "Latest message: "
-
-
-def _gate_reply(scenario: Scenario, request: RecordedRequest) -> Reply | None:
-    """The answer to a conversation-gate request (no tools, the gate's system prompt): the
-    tool the scenario's ideal model calls first for the person's message, or none. None for
-    any other request."""
-    messages = request.messages
-    system = str(messages[0].get("content") or "") if messages else ""
-    if request.body.get("tools") or not system.startswith(GATE_SYSTEM_START):
-        return None
-    shown = str(messages[-1].get("content") or "")
-    question = shown.rpartition(GATE_LATEST)[2] if GATE_LATEST in shown else shown
-    view = ModelView(results=(), tools_sent=True, last_role="user", last_user=question)
-    action = scenario.policy(view)
-    return reply.text(json.dumps({"tool": action.calls[0].name if action.calls else GATE_NONE}))
-
-
-def _repair_reply(scenario: Scenario, request: RecordedRequest) -> Reply | None:
-    """The answer to an argument-repair request (no tools, the recovery's system prompt):
-    the call the scenario's ideal model makes after reading that refusal. None for any
-    other request."""
-    messages = request.messages
-    system = str(messages[0].get("content") or "") if messages else ""
-    if request.body.get("tools") or system not in (SHORTEN_SYSTEM, REPAIR_SYSTEM):
-        return None
-    prompt = str(messages[-1].get("content") or "")
-    name = prompt.partition("Function: ")[2].partition("\n")[0].strip()
-    if system == SHORTEN_SYSTEM:
-        codes: tuple[str, ...] = (ErrorCode.ARGUMENTS_TOO_LARGE,)
-    else:
-        codes = tuple(c for c in (ErrorCode.INVALID_ARGS, ErrorCode.INVALID_JSON) if c in prompt)
-    failed = ToolResult(name=name, ok=False, codes=codes, arguments="{}")
-    view = ModelView(results=(failed,), tools_sent=True, last_role="tool", last_user="")
-    action = scenario.policy(view)
-    if not action.calls:
-        return reply.text("I cannot fix that.")
-    arguments = _args_text(action.calls[0])
-    if system == REPAIR_SYSTEM:
-        return reply.text(arguments)
-    longest = largest_string(arguments)
-    value = json.loads(arguments)
-    for step in (longest[0] if longest else "").split("/")[1:]:
-        value = value[int(step)] if isinstance(value, list) else value[step]
-    return reply.text(value if isinstance(value, str) else arguments)
-
-
 @dataclass(frozen=True)
 class Behaviour:
     name: str
@@ -296,7 +240,7 @@ class Behaviour:
 
     def step(self, scenario: Scenario) -> Callable[[RecordedRequest], Reply]:
         def answer(request: RecordedRequest) -> Reply:
-            special = _repair_reply(scenario, request) or _gate_reply(scenario, request)
+            special = repair_reply(scenario, request) or gate_reply(scenario, request)
             if special is not None:
                 return special
             messages = request.messages

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from durable_loop.core.conversation_gate import SCHEMA_NAME
+from durable_loop.core.router.prompts import LATEST_MESSAGE
 from durable_loop.testing import reply
 from durable_loop.testing.scripted import RecordedRequest, Reply
 
@@ -47,7 +48,7 @@ def small_model(request: RecordedRequest, *, repeating: bool = False) -> Reply:
     last = request.messages[-1]
     question = _last_user_text(request)
     if is_gate(request):
-        latest = question.rpartition("Latest message: ")[2]
+        latest = question.rpartition(LATEST_MESSAGE)[2]
         return reply.text(json.dumps({"tool": "note_list" if "notes" in latest else "calculate"}))
     if "tools" not in request.body:
         value = results.get("calculate")

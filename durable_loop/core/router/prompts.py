@@ -59,12 +59,15 @@ SUMMARIZER_SYSTEM = (
 ANSWER_SYSTEM = "Answer the user's message directly and briefly."
 
 
+LATEST_MESSAGE = "Latest message: "
+
+
 def with_context(question: str, context: list[tuple[str, str]]) -> str:
     """The message with the conversation's last texts before it, as (role, text) pairs."""
     if not context:
         return question
     lines = "\n".join(f"{role}: {text}" for role, text in context)
-    return f"Conversation so far:\n{lines}\n\nLatest message: {question}"
+    return f"Conversation so far:\n{lines}\n\n{LATEST_MESSAGE}{question}"
 
 
 def router_messages(
