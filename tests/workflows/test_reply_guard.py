@@ -178,7 +178,7 @@ async def test_finalize_after_repeat_asks_for_the_answer_in_the_repeat_turn(
     assert "tools" not in final_request.body
     reused, prompt = final_request.messages[-2:]
     assert reused["role"] == "tool"
-    assert prompt["role"] == "user" and "already made that call" in prompt["content"]
+    assert prompt["role"] == "user" and "repeated an earlier one" in prompt["content"]
     assert "- add: " in prompt["content"] and "80" in prompt["content"]
     assert [m.message.synthetic for m in stored if m.message.role == "user"] == [False, True]
 

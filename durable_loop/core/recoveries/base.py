@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from durable_loop.core.errors import CodedError
 
@@ -107,6 +107,9 @@ class Legacy:
     """Old key -> settings field."""
     omit_default: bool = False
     """Old dumps left the switch out at its default (``exclude_if``)."""
+    dumped_when_off: dict[str, JsonValue] = field(default_factory=dict)
+    """Settings values an old config dumped while the recovery was off, where a default
+    changed since (a text reworded): an off recovery digests as it always did."""
 
 
 @dataclass(frozen=True)

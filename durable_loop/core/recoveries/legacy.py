@@ -96,6 +96,8 @@ def flat_form(on: Enabled) -> tuple[dict[str, JsonValue], dict[str, JsonValue]]:
         else:
             flat[legacy.switch] = settings is not None
         dumped = shown.model_dump(mode="json")
+        if settings is None:
+            dumped.update(legacy.dumped_when_off)
         flat.update({old: dumped[field] for old, field in legacy.fields.items()})
     rest: dict[str, JsonValue] = {
         name: s.model_dump(mode="json") for name, s in on.items() if REGISTRY[name].legacy is None

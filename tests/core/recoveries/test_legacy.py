@@ -9,6 +9,7 @@ from pathlib import Path
 
 from durable_loop.core.canonical_json import canonical_dumps
 from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.recoveries import finalize_after_repeat
 from durable_loop.core.recoveries.legacy import notes, old_keys
 from durable_loop.core.settings_digest import runtime_digest_form
 
@@ -89,3 +90,10 @@ def test_notes_name_the_new_key_of_each_old_one():
         "runtime.recoveries.correct_typed_answer.attempts (the old key still works)",
     ]
     assert notes({"recoveries": ["fix_empty_final"]}) == []
+
+
+def test_a_reworded_default_digests_as_stored_while_off_and_as_sent_while_on():
+    off = runtime_digest_form(RuntimeConfig())
+    on = runtime_digest_form(RuntimeConfig(recoveries=["finalize_after_repeat"]))
+    assert off["finalize_after_repeat_text"] == finalize_after_repeat.TEXT_UNTIL_2026_11_27
+    assert on["finalize_after_repeat_text"] == finalize_after_repeat.DEFAULT_TEXT
