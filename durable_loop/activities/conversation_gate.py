@@ -15,6 +15,7 @@ from durable_loop.core.conversation_gate import (
     ConversationGateOutput,
     gate_messages,
     is_conversation,
+    routed_tool,
 )
 from durable_loop.store import TranscriptStore
 
@@ -34,9 +35,11 @@ class ConversationGateActivities:
             reply = await chat_once(
                 self.gateway, inp.endpoint, messages, inp.options, session_id=inp.session_id
             )
+        offered = [t.name for t in inp.tools]
         return ConversationGateOutput(
-            conversation=is_conversation(reply.text, [t.name for t in inp.tools]),
+            conversation=is_conversation(reply.text, offered),
             answer=reply.text[:ANSWER_CHARS],
+            routed_tool=routed_tool(reply.text, offered),
             latency_ms=reply.latency_ms,
             usage=reply.usage,
         )

@@ -71,6 +71,10 @@ class ConversationGateOutput(BaseModel):
     """The model answered ``none``: the message's turns go without tools."""
     answer: str = ""
     """The model's answer, cut at 200 characters (for the trace)."""
+    routed_tool: str | None = None
+    """The offered tool the answer named; None for ``none``, an unreadable answer, and
+    results recorded before the field existed (``call_requested_tool`` asks for it only
+    when this is set, so those histories replay as recorded)."""
     latency_ms: int = 0
     usage: Usage = Usage()
 
@@ -146,6 +150,12 @@ def gate_choice(text: str) -> str | None:
         return None
     choice = value.get("tool") if isinstance(value, dict) else None
     return choice if isinstance(choice, str) else None
+
+
+def routed_tool(text: str, names: list[str]) -> str | None:
+    """The offered tool a readable answer names, else None."""
+    choice = gate_choice(text)
+    return choice if choice in names else None
 
 
 def is_conversation(text: str, names: list[str]) -> bool:

@@ -141,6 +141,12 @@ def requested_tool(request: str, tools: list[str], called: set[str]) -> str | No
     return min(found)[1] if found else None
 
 
+def negates_anything(request: str) -> bool:
+    """The message holds a negation anywhere ("and don't save it"): a tool it does not
+    name cannot be told apart from the one it rules out."""
+    return bool(NEGATIONS.intersection(re.findall(r"[\w']+", request.lower())))
+
+
 def results_digest(results: list[tuple[str, str]], limit: int = 600) -> str:
     """One line per recorded result, ``- name: preview``, newest kept within ``limit``."""
     lines = [f"- {name}: {' '.join(text.split())}" for name, text in results]

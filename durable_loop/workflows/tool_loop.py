@@ -151,6 +151,7 @@ class MessageLoop(ToolTurn):
             self.result.warnings.append(answer)
             return
         self._spend(answer.usage)
+        self.reply_guard.facts.routed_tool = answer.routed_tool
         if answer.conversation:
             self.tools_off = True
             self.result.recoveries.append(GATE)

@@ -8,6 +8,7 @@ from durable_loop.core.conversation_gate import (
     gate_options,
     gate_tools,
     is_conversation,
+    routed_tool,
 )
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.tools import ToolSpec
@@ -34,6 +35,20 @@ def test_only_a_readable_none_withholds_the_tools(answer, conversation):
 
 def test_a_tool_named_none_makes_the_gate_never_withhold():
     assert not is_conversation('{"tool": "none"}', ["none", "calculate"])
+
+
+@pytest.mark.parametrize(
+    ("answer", "routed"),
+    [
+        ('{"tool": "note_add"}', "note_add"),
+        ('```json\n{"tool": "calculate"}\n```', "calculate"),
+        ('{"tool": "none"}', None),
+        ('{"tool": "note_list"}', None),
+        ("note_add", None),
+    ],
+)
+def test_the_routed_tool_is_an_offered_name_the_answer_reads_as(answer, routed):
+    assert routed_tool(answer, NAMES) == routed
 
 
 def test_tools_are_listed_by_the_first_line_of_their_description():

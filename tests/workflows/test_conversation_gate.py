@@ -13,11 +13,13 @@ from durable_loop.client.history import fetch_histories
 from durable_loop.client.trace.models import Trace
 from durable_loop.client.trace.render import print_trace
 from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.recoveries.call_requested_tool import ROUTED_PATCH_ID, ROUTED_TEXT
 from durable_loop.core.recoveries.withhold_tools_from_conversation import DEFAULT_EXAMPLES, NAME
 from durable_loop.core.results import RunResult
 from durable_loop.testing import reply
 from durable_loop.testing.history import EventType, events_of, replay_failures
 from tests.conftest import settings_for, unique
+from tests.versioning.test_patching import patch_markers
 from tests.workflows.test_run_control import running
 from tests.workflows.toolkit import ToolLog, recording_tools
 
@@ -31,6 +33,7 @@ class Ran:
     log: ToolLog
     activities: list[str]
     trace: Trace
+    histories: list
 
     def __iter__(self):
         return iter((self.result, self.requests, self.log, self.activities))
@@ -50,7 +53,7 @@ async def run(loop_worker, scripted_llm, temporal_env, steps, runtime=GATED, tex
         for h in histories
         for e in events_of(h, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
     ]
-    return Ran(result, scripted_llm.requests(model), log, activities, trace)
+    return Ran(result, scripted_llm.requests(model), log, activities, trace, histories)
 
 
 async def test_a_message_the_gate_calls_conversation_goes_without_tools(
@@ -101,6 +104,64 @@ async def test_a_message_the_gate_routes_to_a_tool_is_sent_with_tools(
     assert result.recoveries == [] and [e.args for e in log.executions] == [{"a": 2, "b": 3}]
     assert activities[:2] == ["conversation_gate", "llm_turn"]
     assert "tools" in requests[1].body
+
+
+ROUTED = RuntimeConfig(recoveries=[NAME, "call_requested_tool"])
+ROUTED_TO_NAP_ANSWERED_AFTER_ADD = [
+    reply.text('{"tool": "nap"}'),
+    reply.tool_call("add", {"a": 2, "b": 3}),
+    reply.text("It is 5."),
+]
+
+
+async def test_a_message_that_skipped_the_tool_it_was_routed_to_is_asked_for_it_once(
+    loop_worker, scripted_llm, temporal_env
+):
+    text = "Add 2 and 3, then take a short break"
+    ran = await run(
+        loop_worker,
+        scripted_llm,
+        temporal_env,
+        [
+            *ROUTED_TO_NAP_ANSWERED_AFTER_ADD,
+            reply.tool_call("nap", {"seconds": 0, "label": "5"}),
+            reply.text("It is 5; I napped on it."),
+        ],
+        runtime=ROUTED,
+        text=text,
+    )
+    result, requests, log, _ = ran
+    assert result.status == "completed" and result.reply == "It is 5; I napped on it."
+    assert result.recoveries == ["call_requested_tool"]
+    assert [e.name for e in log.executions] == ["add", "nap"]
+    asked = requests[3]
+    assert asked.body["tool_choice"] == "required"
+    assert asked.messages[-1]["content"] == ROUTED_TEXT.format(request=text, name="nap")
+    assert ROUTED_PATCH_ID in {m for h in ran.histories for m in patch_markers(h)}
+
+
+async def test_no_routed_tool_is_asked_for_without_another_call_or_after_a_negation(
+    loop_worker, scripted_llm, temporal_env
+):
+    answered = await run(
+        loop_worker,
+        scripted_llm,
+        temporal_env,
+        [reply.text('{"tool": "add"}'), reply.text("5")],
+        runtime=ROUTED,
+        text="2+3?",
+    )
+    assert answered.result.reply == "5" and answered.result.recoveries == []
+    negated = await run(
+        loop_worker,
+        scripted_llm,
+        temporal_env,
+        ROUTED_TO_NAP_ANSWERED_AFTER_ADD,
+        runtime=ROUTED,
+        text="Add 2 and 3, and do not take a break",
+    )
+    assert negated.result.reply == "It is 5." and negated.result.recoveries == []
+    assert [e.name for e in negated.log.executions] == ["add"]
 
 
 async def test_an_unreadable_or_failed_gate_leaves_the_tools_offered(

@@ -55,6 +55,8 @@ class MessageFacts:
     patched: Callable[[str], bool]
     request_text: str = ""
     """The person's message (empty for a message resumed after approvals)."""
+    routed_tool: str | None = None
+    """The tool the conversation gate routed the message to (None without a gate)."""
     results: list[tuple[str, str]] = field(default_factory=list)
     called: set[str] = field(default_factory=set)
     last_failure: LastFailure | None = None

@@ -2,7 +2,14 @@
 message names (not after "do not", "without", ...) has not been called in this message
 is sent back, once per such tool, asking for that call. A small model that reads "reply
 with Done." answers "Done." without the call it was asked for, or makes the first of two
-requested calls and stops."""
+requested calls and stops.
+
+A message that names no tool counts as requesting the tool the conversation gate routed it
+to, once it has made some other call: "work out 1260 divided by 3 and then write the
+answer down as a note" is routed to ``note_add``, and the model computes, repeats the
+calculation and answers without saving. A message that made no call is left to its
+answer, and so is one holding any negation ("and don't save it") (patch
+``call-routed-tool``)."""
 
 from __future__ import annotations
 
@@ -16,14 +23,24 @@ from durable_loop.core.recoveries.base import (
     Recovery,
     RecoverySettings,
 )
-from durable_loop.core.reply_check import requested_tool
+from durable_loop.core.reply_check import negates_anything, requested_tool
 
 NAME = "call_requested_tool"
 PATCH_ID = "call-requested-tool"
+ROUTED_PATCH_ID = "call-routed-tool"
 DEFAULT_TEXT = (
     "My request asks for {name}, and you have not called it yet. Call {name} now, then "
     "answer the request with its result."
 )
+
+ROUTED_TEXT = (
+    'My request was: "{request}" It also asks for {name}, and you have not called it yet. '
+    "Call {name} now, then answer the request."
+)
+"""For the gate's tool. Quoting the request is what carries the value into the call: with
+DEFAULT_TEXT the packaged model saved "This is a note." instead of the result (docs/evals.md).
+A constant, not a setting, so the settings digest of running sessions stays as it was."""
+REQUEST_CHARS = 500
 
 
 class CallRequestedTool(RecoverySettings):
@@ -34,21 +51,46 @@ class CallRequestedTool(RecoverySettings):
 
 def judge(settings: CallRequestedTool, event: Event, facts: MessageFacts) -> Action | None:
     asked = facts.marks.setdefault(NAME, set())
-    name = requested_tool(facts.request_text, facts.offered, facts.called | asked)
-    if name is None or not facts.patched(PATCH_ID):
+    named = requested_tool(facts.request_text, facts.offered, facts.called | asked)
+    if named is not None:
+        if not facts.patched(PATCH_ID):
+            return None
+        prompt = settings.text.format(name=named)
+        asked.add(named)
+    else:
+        routed = _routed_and_missed(facts, asked)
+        if routed is None:
+            return None
+        prompt = ROUTED_TEXT.format(request=facts.request_text[:REQUEST_CHARS], name=routed)
+        asked.add(routed)
+    return Action(prompt=prompt, tools_off=False, require_tool_call=True)
+
+
+def _routed_and_missed(facts: MessageFacts, asked: set[str]) -> str | None:
+    """The gate's tool, when the message made other calls but not it and negates nothing."""
+    routed = facts.routed_tool
+    if (
+        routed is None
+        or not facts.request_text
+        or routed not in facts.offered
+        or not facts.called
+        or routed in facts.called | asked
+        or negates_anything(facts.request_text)
+    ):
         return None
-    asked.add(name)
-    return Action(prompt=settings.text.format(name=name), tools_off=False, require_tool_call=True)
+    return routed if facts.patched(ROUTED_PATCH_ID) else None
 
 
 RECOVERY = Recovery(
     name=NAME,
     settings=CallRequestedTool,
     stage="answer",
-    fixes="an answer before a tool the person's message names was called: sent back once "
-    'per such tool for that call (tool_choice "required")',
+    fixes="an answer before a tool the person's message names was called, or (after another "
+    "call) the tool the conversation gate routed it to: sent back once per such tool for "
+    'that call (tool_choice "required"; the gate\'s tool under patch `call-routed-tool`)',
     effect="local Qwen2.5-Coder, all, 5 trials: happy_path_parallel 0/5 -> 5/5, "
-    "tool_error_recovery 0/5 -> 5/5",
+    "tool_error_recovery 0/5 -> 5/5; the gate's tool, everyday: compound rent_share "
+    "0/1 -> 1/1, tool scenarios 11/17 -> 12/17",
     judge=judge,
     patch_id=PATCH_ID,
     legacy=Legacy(switch="call_requested_tool", fields={"call_requested_tool_text": "text"}),

@@ -3,6 +3,8 @@ and where each asks its patch."""
 
 from __future__ import annotations
 
+import pytest
+
 from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.recoveries import Event, MessageFacts
 from durable_loop.core.recoveries import call_requested_tool as requested
@@ -53,6 +55,44 @@ def test_call_requested_tool_asks_once_per_named_tool():
     assert first is not None and "note_add" in first.prompt and first.require_tool_call
     assert second is not None and "note_list" in second.prompt
     assert requested.judge(settings, Event(text="Done."), f) is None
+
+
+def test_the_routed_tool_is_asked_for_once_after_another_call_quoting_the_request():
+    patches: list[str] = []
+    f = facts(asked=patches, request_text="Work out 6*7, then save it", routed_tool="note_add")
+    settings = requested.CallRequestedTool()
+    assert requested.judge(settings, Event(text="42"), f) is None  # no call made yet
+    f.note_result("calculate", "42")
+    action = requested.judge(settings, Event(text="42"), f)
+    assert action is not None and action.require_tool_call and not action.tools_off
+    assert action.prompt.startswith('My request was: "Work out 6*7, then save it" ')
+    assert "note_add" in action.prompt and patches == [requested.ROUTED_PATCH_ID]
+    assert requested.judge(settings, Event(text="42"), f) is None
+
+
+@pytest.mark.parametrize(
+    ("request_text", "routed", "called"),
+    [
+        ("Work out 6*7 but don't save it", "note_add", "calculate"),
+        ("Work out 6*7, then save it", "note_add", "note_add"),
+        ("Work out 6*7, then save it", "calculate_more", "calculate"),
+        ("", "note_add", "calculate"),
+    ],
+)
+def test_no_routed_tool_after_a_negation_a_call_of_it_or_outside_the_offer(
+    request_text, routed, called
+):
+    patches: list[str] = []
+    f = facts(asked=patches, request_text=request_text, routed_tool=routed)
+    f.note_result(called, "42")
+    assert requested.judge(requested.CallRequestedTool(), Event(text="42"), f) is None
+    assert patches == []
+
+
+def test_a_run_from_before_the_routed_patch_answers_as_recorded():
+    f = facts(patched=False, request_text="Work out 6*7, then save it", routed_tool="note_add")
+    f.note_result("calculate", "42")
+    assert requested.judge(requested.CallRequestedTool(), Event(text="42"), f) is None
 
 
 def test_a_run_from_before_a_patch_keeps_its_old_branch():
