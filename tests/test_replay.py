@@ -30,7 +30,8 @@ def test_the_expected_histories_are_checked_in():
     assert "typed_output.run0.json" in names
     assert {"sub_agent.run0.json", "sub_agent.child0.run0.json"} <= set(names)
     assert "recoveries.run0.json" in names
-    assert {"requested_tool.run0.json", "router_clarify.run0.json"} <= set(names)
+    patched = {"requested_tool.run0.json", "routed_tool.run0.json", "router_clarify.run0.json"}
+    assert patched <= set(names)
     first_run = load(HISTORIES / "continue_as_new.run0.json")
     assert first_run.events[-1].event_type == (
         EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
@@ -80,10 +81,13 @@ def test_the_recoveries_history_carries_both_patches_and_every_recovery():
     ]
 
 
-def test_the_requested_tool_and_router_clarify_histories_carry_their_patches():
+def test_the_requested_routed_and_router_clarify_histories_carry_their_patches():
     requested = recorded("requested_tool.run0.json")
     assert "call-requested-tool" in requested.patches
     assert requested.recoveries == ["call_requested_tool"]
+    routed = recorded("routed_tool.run0.json")
+    assert "call-routed-tool" in routed.patches and "call-requested-tool" not in routed.patches
+    assert routed.recoveries == ["call_requested_tool"]
     router = recorded("router_clarify.run0.json")
     assert "router-clarify-checked" in router.patches
     assert router.routes == ["call_tool", "clarify", "none"]

@@ -245,6 +245,28 @@ async def requested_tool(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def routed_tool(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """``call_requested_tool`` for the tool the conversation gate routed the message to:
+    the model adds, answers without the nap, and is sent back for it (patch
+    ``call-routed-tool``)."""
+    sid, model = "recorded-routed-tool", "recorded-routed-tool-model"
+    llm.script(
+        model,
+        [
+            reply.text('{"tool": "nap"}'),
+            reply.tool_call("add", {"a": 2, "b": 3}),
+            reply.text("It is 5."),
+            reply.tool_call("nap", {"seconds": 0, "label": "5"}, "nap"),
+            reply.text("It is 5; rested."),
+        ],
+    )
+    runtime = RuntimeConfig(recoveries=["withhold_tools_from_conversation", "call_requested_tool"])
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "add 2 and 3, then take a short break", message_id="m1")
+    await sessions.close(sid)
+    return sid
+
+
 async def router_clarify(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """The router pipeline's checked clarify: overruled (the message holds the values),
     kept (the executor invents them), and a clarify naming nothing read as ``none``."""
@@ -280,6 +302,7 @@ SCENARIOS: dict[str, Scenario] = {
     "sub_agent": sub_agent,
     "recoveries": recoveries,
     "requested_tool": requested_tool,
+    "routed_tool": routed_tool,
     "router_clarify": router_clarify,
 }
 
