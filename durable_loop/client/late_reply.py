@@ -119,7 +119,7 @@ class MessageWait:
 
     def _call(self, call: PendingToolCall) -> str:
         where = "" if call.session_id == self.session_id else f" in sub-agent {call.session_id}"
-        return f"{call.tool} [{call.call_id}]{where}"
+        return f"{call.shown_tool} [{call.call_id}]{where}"
 
     def _behind(self) -> str:
         others = (self.status.queued_messages if self.status else 0) - 1

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from durable_loop.core.proposals import RefusedDecision, Verdict
+from durable_loop.core.tool_names import joined_name
 
 UPDATE_DECIDE_TOOL_CALL = "decide_tool_call"
 SIGNAL_TOOL_CALL_DECISION = "tool_call_decision"
@@ -44,6 +45,11 @@ class PendingToolCall(BaseModel):
 
     call_id: str
     tool: str
+    original_name: str | None = Field(
+        default=None,
+        description="The tool's own name when ``tool`` is its model-facing mapping "
+        "(``files.read`` for ``files_read``)",
+    )
     arguments: dict[str, JsonValue] = Field(description="As stored with the assistant message")
     fingerprint: str = Field(
         description="What a decision names: sha256 of the tool, the canonical arguments and "
@@ -66,6 +72,11 @@ class PendingToolCall(BaseModel):
     reruns: int = Field(
         default=0, description="How often a person already said 'run it again' to this call"
     )
+
+    @property
+    def shown_tool(self) -> str:
+        """``files_read (files.read)`` for a mapped name, else the name."""
+        return joined_name(self.tool, self.original_name)
 
     def decision(
         self,

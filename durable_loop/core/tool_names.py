@@ -30,6 +30,14 @@ def check_tool_name(name: str) -> str:
     return name
 
 
+def joined_name(name: str, original_name: str | None) -> str:
+    """The model-facing name, and the tool's own name in parentheses when it is mapped:
+    ``files_read (files.read)``."""
+    if original_name is None or original_name == name:
+        return name
+    return f"{name} ({original_name})"
+
+
 def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:6]
 

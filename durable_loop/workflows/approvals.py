@@ -153,9 +153,11 @@ class ApprovalBook(ApprovalRecords):
         assistant_seq: int,
     ) -> PendingToolCall:
         call, now = decision.call, workflow.now()
+        spec = self.specs.get(call.name)
         return PendingToolCall(
             call_id=call.id,
             tool=call.name,
+            original_name=spec.original_name if spec is not None else None,
             arguments=arguments,
             fingerprint="",
             args_sha256=call.args_sha256,

@@ -7,8 +7,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest_asyncio
+from pydantic import JsonValue
 
+from durable_loop.cli.commands.people_view import call_text
 from durable_loop.core.config import RuntimeConfig
+from durable_loop.core.registry import ToolContext, ToolRegistry
+from durable_loop.core.tool_names import provider_safe_name
+from durable_loop.core.tools import ToolSpec
 from durable_loop.testing import reply
 from durable_loop.testing.pytest_plugin import running_test_environment
 from tests.conftest import unique
@@ -151,3 +156,34 @@ async def test_the_router_strategy_refuses_gated_tools(loop_worker, scripted_llm
     assert [(t.name, t.executed, t.error_codes) for t in result.tool_calls] == [
         ("pay", False, ["TOOL_NOT_ALLOWED"])
     ]
+
+
+async def test_a_held_call_of_a_mapped_tool_names_it_both_ways(
+    loop_worker, scripted_llm, temporal_env
+):
+    """A person deciding sees the tool's own name beside the model-facing one."""
+    pay_name = provider_safe_name("bank.pay")
+    registry = ToolRegistry()
+
+    async def pay(ctx: ToolContext, amount: int) -> JsonValue:
+        return {"paid": amount}
+
+    registry.add(
+        ToolSpec(
+            name=pay_name,
+            original_name="bank.pay",
+            requires_approval=True,
+            parameters={"type": "object", "properties": {"amount": {"type": "integer"}}},
+        ),
+        pay,
+    )
+    model, sid = unique("m"), unique("s")
+    scripted_llm.script(model, [reply.tool_call(pay_name, {"amount": 5}, "c1"), reply.text("ok")])
+    async with loop_worker(registry) as w:
+        await w.sessions.start(sid, approval_settings(scripted_llm, model, temporal_env))
+        first = await w.sessions.send(sid, "pay 5")
+        [held] = (await w.sessions.tool_approvals(sid)).pending
+    assert first.status == "awaiting_approval"
+    assert (held.tool, held.original_name) == ("bank_pay", "bank.pay")
+    assert held.shown_tool == "bank_pay (bank.pay)"
+    assert call_text(held, sid) == 'bank_pay (bank.pay) {"amount": 5}'

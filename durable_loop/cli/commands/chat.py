@@ -239,7 +239,7 @@ class ChatLoop:
         """Ask about each held call; True when all were decided (the message resumes)."""
         decided_all = True
         for call in result.pending_approvals:
-            say(f"tool call {visible(call.call_id)}: {visible(call.tool)}")
+            say(f"tool call {visible(call.call_id)}: {visible(call.shown_tool)}")
             for line in visible_json(call.arguments, indent=2).split("\n"):
                 say(f"  {line}")
             prompt = "run it? [a]pprove / [e]dit / [r]eject / [s]kip: "

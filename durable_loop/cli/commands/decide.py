@@ -314,7 +314,7 @@ def not_pending(
     from durable_loop.cli.errors import CliError
     from durable_loop.core.visible_text import visible
 
-    waiting = [f"{visible(c.call_id)} (tool call {visible(c.tool)})" for c in held.pending]
+    waiting = [f"{visible(c.call_id)} (tool call {visible(c.shown_tool)})" for c in held.pending]
     waiting += [f"{visible(p.proposal_id)} (proposal)" for p in proposed.pending]
     now = (
         f"waiting now: {', '.join(waiting[:5])}{' and more' if len(waiting) > 5 else ''}"

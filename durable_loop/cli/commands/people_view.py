@@ -48,7 +48,7 @@ def _ids(waiting: SessionWaiting) -> list[str]:
 def call_text(call: PendingToolCall, session_id: str) -> str:
     arguments = short(visible_json(call.arguments), ARGS_SHOWN)
     where = "" if call.session_id == session_id else f" (in sub-agent {visible(call.session_id)})"
-    return f"{visible(call.tool)} {arguments}{where}"
+    return f"{visible(call.shown_tool)} {arguments}{where}"
 
 
 def proposal_text(proposal: PendingProposal) -> str:
@@ -66,7 +66,7 @@ def decide_hint(session_id: str) -> str:
 
 def pointer_to_calls(session_id: str, calls: list[PendingToolCall]) -> str:
     """What `proposals` says when no proposal but tool calls wait."""
-    named = ", ".join(f"{visible(c.call_id)} ({visible(c.tool)})" for c in calls[:5])
+    named = ", ".join(f"{visible(c.call_id)} ({visible(c.shown_tool)})" for c in calls[:5])
     more = f" and {len(calls) - 5} more" if len(calls) > 5 else ""
     return (
         f"no pending proposals, but {len(calls)} tool call(s) wait for approval: {named}{more}; "

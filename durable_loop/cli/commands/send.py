@@ -157,7 +157,7 @@ def summary_lines(result: RunResult, session_id: str | None = None) -> list[str]
         where = f" in sub-agent session {held.session_id}" if child else ""
         asked = visible(session_id or held.session_id)
         lines.append(
-            f"  waits for approval: {visible(held.tool)} [{visible(held.call_id)}]{where} "
+            f"  waits for approval: {visible(held.shown_tool)} [{visible(held.call_id)}]{where} "
             f"(durable-loop approve {asked} {visible(held.call_id)} --as NAME)"
         )
     if result.output is not None:

@@ -268,7 +268,7 @@ def print_listing(
     for p in listing.pending:
         where = "" if p.session_id == session_id else f"  in sub-agent {visible(p.session_id)}"
         typer.echo(
-            f"{visible(p.call_id)}  {visible(p.tool)}  turn {p.turn}  "
+            f"{visible(p.call_id)}  {visible(p.shown_tool)}  turn {p.turn}  "
             f"expires {p.expires_at.isoformat()}{where}"
         )
         typer.echo(f"  fingerprint: {p.fingerprint}")

@@ -21,6 +21,7 @@ from durable_loop.client.trace.entries import (
     UnknownUpdateEntry,
 )
 from durable_loop.core.budget import SessionBudget
+from durable_loop.core.tool_names import joined_name
 from durable_loop.core.visible_text import visible, visible_json
 
 EDIT_CHARS = 200
@@ -47,11 +48,8 @@ def _quoted(comment: str | None) -> str:
 
 
 def named_tool(name: str, original_name: str | None) -> str:
-    """The model-facing name, and the tool's own name in parentheses when it is mapped:
-    ``files_read (files.read)``."""
-    if original_name is None or original_name == name:
-        return visible(name)
-    return f"{visible(name)} ({visible(original_name)})"
+    """``joined_name``, shown safely."""
+    return visible(joined_name(name, original_name))
 
 
 def _tool_decision(entry: ToolCallDecisionEntry) -> Text:
