@@ -135,7 +135,7 @@ def requested_tool(request: str, tools: list[str], called: set[str]) -> str | No
             continue
         for match in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", request):
             clause = re.split(r"[.!?;\n]", request[: match.start()])[-1]
-            if not NEGATIONS.intersection(re.findall(r"[\w']+", clause.lower())):
+            if not negates_anything(clause):
                 found.append((match.start(), name))
                 break
     return min(found)[1] if found else None

@@ -55,18 +55,18 @@ def judge(settings: CallRequestedTool, event: Event, facts: MessageFacts) -> Act
     if named is not None:
         if not facts.patched(PATCH_ID):
             return None
-        prompt = settings.text.format(name=named)
-        asked.add(named)
+        name, prompt = named, settings.text.format(name=named)
     else:
-        routed = _routed_and_missed(facts, asked)
+        routed = _missed_routed_tool(facts, asked)
         if routed is None:
             return None
+        name = routed
         prompt = ROUTED_TEXT.format(request=facts.request_text[:REQUEST_CHARS], name=routed)
-        asked.add(routed)
+    asked.add(name)
     return Action(prompt=prompt, tools_off=False, require_tool_call=True)
 
 
-def _routed_and_missed(facts: MessageFacts, asked: set[str]) -> str | None:
+def _missed_routed_tool(facts: MessageFacts, asked: set[str]) -> str | None:
     """The gate's tool, when the message made other calls but not it and negates nothing."""
     routed = facts.routed_tool
     if (
