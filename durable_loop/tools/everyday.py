@@ -82,7 +82,12 @@ def _evaluate(node: ast.AST) -> Number:
 
 
 def calculate(expression: str) -> Number:
-    """Evaluate an arithmetic expression (numbers, + - * / and parentheses) and return its value."""
+    """Evaluate an arithmetic expression (numbers, + - * / and parentheses) and return its value.
+    * and / bind before + and -, so wrap an earlier step in parentheses: (2 + 3) * 4 adds first.
+
+    The precedence line is for models that write a request in steps ("add 17 and 25, then
+    multiply by 3") as one expression in the order the steps were said (docs/evals.md).
+    """
     if len(expression) > MAX_EXPRESSION_CHARS:
         raise ToolFailure(
             ErrorCode.INVALID_ARGS, f"expressions hold at most {MAX_EXPRESSION_CHARS} characters"
