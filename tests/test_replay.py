@@ -88,6 +88,9 @@ def test_the_requested_routed_and_router_clarify_histories_carry_their_patches()
     routed = recorded("routed_tool.run0.json")
     assert "call-routed-tool" in routed.patches and "call-requested-tool" not in routed.patches
     assert routed.recoveries == ["call_requested_tool"]
+    made_up = recorded("routed_tool_made_up.run0.json")
+    assert "call-routed-tool-after-offered-call" in made_up.patches
+    assert "call-routed-tool" not in made_up.patches and made_up.recoveries == []
     router = recorded("router_clarify.run0.json")
     assert "router-clarify-checked" in router.patches
     assert router.routes == ["call_tool", "clarify", "none"]

@@ -267,6 +267,28 @@ async def routed_tool(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def routed_tool_made_up(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """The gate routes to the nap, the model calls a tool that does not exist and answers:
+    the routed tool is not forced after calls of made-up tools only (patch
+    ``call-routed-tool-after-offered-call``)."""
+    sid, model = "recorded-routed-tool-made-up", "recorded-routed-tool-made-up-model"
+    llm.script(
+        model,
+        [
+            reply.text('{"tool": "nap"}'),
+            reply.tool_call("area_of_triangle", {"base": 10, "height": 5}),
+            reply.text("No tool computes that; the area is 25."),
+        ],
+    )
+    runtime = RuntimeConfig(recoveries=["withhold_tools_from_conversation", "call_requested_tool"])
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(
+        sid, "what is the area of a triangle with base 10 and height 5?", message_id="m1"
+    )
+    await sessions.close(sid)
+    return sid
+
+
 async def router_clarify(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """The router pipeline's checked clarify: overruled (the message holds the values),
     kept (the executor invents them), and a clarify naming nothing read as ``none``."""
@@ -303,6 +325,7 @@ SCENARIOS: dict[str, Scenario] = {
     "recoveries": recoveries,
     "requested_tool": requested_tool,
     "routed_tool": routed_tool,
+    "routed_tool_made_up": routed_tool_made_up,
     "router_clarify": router_clarify,
 }
 

@@ -13,7 +13,11 @@ from durable_loop.client.history import fetch_histories
 from durable_loop.client.trace.models import Trace
 from durable_loop.client.trace.render import print_trace
 from durable_loop.core.config import RuntimeConfig
-from durable_loop.core.recoveries.call_requested_tool import ROUTED_PATCH_ID, ROUTED_TEXT
+from durable_loop.core.recoveries.call_requested_tool import (
+    OFFERED_CALL_PATCH_ID,
+    ROUTED_PATCH_ID,
+    ROUTED_TEXT,
+)
 from durable_loop.core.recoveries.withhold_tools_from_conversation import DEFAULT_EXAMPLES, NAME
 from durable_loop.core.results import RunResult
 from durable_loop.testing import reply
@@ -162,6 +166,33 @@ async def test_no_routed_tool_is_asked_for_without_another_call_or_after_a_negat
     )
     assert negated.result.reply == "It is 5." and negated.result.recoveries == []
     assert [e.name for e in negated.log.executions] == ["add"]
+
+
+async def test_no_routed_tool_is_forced_after_a_call_of_a_made_up_tool(
+    loop_worker, scripted_llm, temporal_env
+):
+    """BFCL irrelevance: the model invents a tool for a request the offered ones cannot
+    serve; asking for the routed tool with a call required would run it anyway."""
+    ran = await run(
+        loop_worker,
+        scripted_llm,
+        temporal_env,
+        [
+            reply.text('{"tool": "nap"}'),
+            reply.tool_call("area_of_triangle", {"base": 10, "height": 5}),
+            reply.text("I have no tool for that: the area is 25."),
+        ],
+        runtime=ROUTED,
+        text="What is the area of a triangle with base 10 and height 5?",
+    )
+    result, requests, log, _ = ran
+    assert (
+        result.status == "completed" and result.reply == "I have no tool for that: the area is 25."
+    )
+    assert result.recoveries == [] and log.executions == []
+    assert [r.body.get("tool_choice") for r in requests[1:]] == ["auto", "auto"]
+    markers = {m for h in ran.histories for m in patch_markers(h)}
+    assert OFFERED_CALL_PATCH_ID in markers and ROUTED_PATCH_ID not in markers
 
 
 async def test_an_unreadable_or_failed_gate_leaves_the_tools_offered(

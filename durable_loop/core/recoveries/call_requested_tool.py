@@ -9,7 +9,10 @@ to, once it has made some other call: "work out 1260 divided by 3 and then write
 answer down as a note" is routed to ``note_add``, and the model computes, repeats the
 calculation and answers without saving. A message that made no call is left to its
 answer, and so is one holding any negation ("and don't save it") (patch
-``call-routed-tool``)."""
+``call-routed-tool``), and one whose only calls were of tools nobody offered (patch
+``call-routed-tool-after-offered-call``): a model that makes up ``calculate_area`` for a
+question the offered tools cannot answer has said no offered tool fits, and a required call
+would make it run the one it was routed to anyway (BFCL irrelevance, docs/evals.md)."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from durable_loop.core.reply_check import negates_anything, requested_tool
 NAME = "call_requested_tool"
 PATCH_ID = "call-requested-tool"
 ROUTED_PATCH_ID = "call-routed-tool"
+OFFERED_CALL_PATCH_ID = "call-routed-tool-after-offered-call"
 DEFAULT_TEXT = (
     "My request asks for {name}, and you have not called it yet. Call {name} now, then "
     "answer the request with its result."
@@ -67,7 +71,8 @@ def judge(settings: CallRequestedTool, event: Event, facts: MessageFacts) -> Act
 
 
 def _missed_routed_tool(facts: MessageFacts, asked: set[str]) -> str | None:
-    """The gate's tool, when the message made other calls but not it and negates nothing."""
+    """The gate's tool, when the message made other calls of offered tools but not it and
+    negates nothing."""
     routed = facts.routed_tool
     if (
         routed is None
@@ -78,6 +83,8 @@ def _missed_routed_tool(facts: MessageFacts, asked: set[str]) -> str | None:
         or negates_anything(facts.request_text)
     ):
         return None
+    if facts.called.isdisjoint(facts.offered) and facts.patched(OFFERED_CALL_PATCH_ID):
+        return None
     return routed if facts.patched(ROUTED_PATCH_ID) else None
 
 
@@ -87,7 +94,8 @@ RECOVERY = Recovery(
     stage="answer",
     fixes="an answer before a tool the person's message names was called, or (after another "
     "call) the tool the conversation gate routed it to: sent back once per such tool for "
-    'that call (tool_choice "required"; the gate\'s tool under patch `call-routed-tool`)',
+    'that call (tool_choice "required"; the gate\'s tool under patch `call-routed-tool`, '
+    "only after a call of an offered tool)",
     effect="local Qwen2.5-Coder, all, 5 trials: happy_path_parallel 0/5 -> 5/5, "
     "tool_error_recovery 0/5 -> 5/5; the gate's tool, everyday: compound rent_share "
     "0/1 -> 1/1, tool scenarios 11/17 -> 12/17",

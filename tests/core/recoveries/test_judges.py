@@ -14,14 +14,24 @@ from durable_loop.core.recoveries import retry_after_tool_error as retry
 from durable_loop.core.reply_check import TEXT_CALL_PATCH_ID, answer_check
 
 
-def facts(*, patched: bool = True, asked: list[str] | None = None, **kw) -> MessageFacts:
+def facts(
+    *,
+    patched: bool | set[str] = True,
+    asked: list[str] | None = None,
+    offered: tuple[str, ...] = ("note_add", "note_list"),
+    **kw,
+) -> MessageFacts:
+    """``patched``: every patch (True), none (False), or only the ids in the set."""
     calls = [] if asked is None else asked
-    return MessageFacts(
-        registered=frozenset({"note_add", "note_list"}),
-        offered=["note_add", "note_list"],
-        patched=lambda patch: calls.append(patch) or patched,
-        **kw,
-    )
+
+    def ask(patch: str) -> bool:
+        calls.append(patch)
+        return patch in patched if isinstance(patched, set) else patched
+
+    return MessageFacts(registered=frozenset(offered), offered=list(offered), patched=ask, **kw)
+
+
+WITH_CALCULATE = ("calculate", "note_add", "note_list")
 
 
 def test_fix_empty_final_fires_on_a_blank_reply_after_calls_only():
@@ -59,7 +69,12 @@ def test_call_requested_tool_asks_once_per_named_tool():
 
 def test_the_routed_tool_is_asked_for_once_after_another_call_quoting_the_request():
     patches: list[str] = []
-    f = facts(asked=patches, request_text="Work out 6*7, then save it", routed_tool="note_add")
+    f = facts(
+        asked=patches,
+        offered=WITH_CALCULATE,
+        request_text="Work out 6*7, then save it",
+        routed_tool="note_add",
+    )
     settings = requested.CallRequestedTool()
     assert requested.judge(settings, Event(text="42"), f) is None  # no call made yet
     f.note_result("calculate", "42")
@@ -90,9 +105,41 @@ def test_no_routed_tool_after_a_negation_a_call_of_it_or_outside_the_offer(
 
 
 def test_a_run_from_before_the_routed_patch_answers_as_recorded():
-    f = facts(patched=False, request_text="Work out 6*7, then save it", routed_tool="note_add")
+    f = facts(
+        patched=False,
+        offered=WITH_CALCULATE,
+        request_text="Work out 6*7, then save it",
+        routed_tool="note_add",
+    )
     f.note_result("calculate", "42")
     assert requested.judge(requested.CallRequestedTool(), Event(text="42"), f) is None
+
+
+def test_no_routed_tool_is_forced_after_calls_of_made_up_tools_only():
+    """BFCL irrelevance_0: "the area of a triangle", only determine_body_mass_index
+    offered; the model calls calculate_area_of_triangle, which does not exist."""
+    patches: list[str] = []
+    f = facts(asked=patches, request_text="Area of a triangle, base 10?", routed_tool="note_add")
+    f.note_result("calculate_area_of_triangle", "TOOL_NOT_FOUND: no such tool")
+    assert requested.judge(requested.CallRequestedTool(), Event(text="50"), f) is None
+    assert patches == [requested.OFFERED_CALL_PATCH_ID]
+    f.note_result("note_list", "[]")
+    action = requested.judge(requested.CallRequestedTool(), Event(text="50"), f)
+    assert action is not None and "note_add" in action.prompt
+
+
+def test_a_run_from_before_the_offered_call_patch_asks_as_recorded():
+    patches: list[str] = []
+    f = facts(
+        patched={requested.ROUTED_PATCH_ID},
+        asked=patches,
+        request_text="Area of a triangle, base 10?",
+        routed_tool="note_add",
+    )
+    f.note_result("calculate_area_of_triangle", "TOOL_NOT_FOUND: no such tool")
+    action = requested.judge(requested.CallRequestedTool(), Event(text="50"), f)
+    assert action is not None and action.require_tool_call and "note_add" in action.prompt
+    assert patches == [requested.OFFERED_CALL_PATCH_ID, requested.ROUTED_PATCH_ID]
 
 
 def test_a_run_from_before_a_patch_keeps_its_old_branch():
