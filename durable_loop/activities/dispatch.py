@@ -153,11 +153,10 @@ async def _run(
     last_attempt: bool,
     interruptible: bool,
 ) -> tuple[Envelope, int]:
-    call = asyncio.ensure_future(
-        asyncio.wait_for(tool.call(parsed, ctx, TOOL_THREADS), timeout=timeout_s)
-    )
+    body = asyncio.ensure_future(tool.call(parsed, ctx, TOOL_THREADS))
+    call = asyncio.ensure_future(asyncio.wait_for(body, timeout=timeout_s))
     try:
-        result = await _outlasting_cancel(call, interruptible=interruptible)
+        result = await _outlasting_cancel(call, body, interruptible=interruptible)
     except TimeoutError:
         return Envelope.failure(ErrorCode.TOOL_TIMEOUT, f"{name} took longer than {timeout_s}s"), 0
     except ToolFailure as failure:
@@ -169,15 +168,23 @@ async def _run(
     return bound_output(to_envelope(result), max_output_bytes)
 
 
-async def _outlasting_cancel(call: asyncio.Future[object], *, interruptible: bool) -> object:
-    """``call``'s result; when the caller is cancelled, an interruptible call is cancelled,
-    an uninterruptible one (a sync body in its thread) is waited for: its ``wait_for``
-    still bounds it by the tool's timeout."""
+async def _outlasting_cancel(
+    call: asyncio.Future[object], body: asyncio.Future[object], *, interruptible: bool
+) -> object:
+    """``call`` (``body`` under its ``wait_for``)'s result; when the caller is cancelled, an
+    interruptible body is cancelled, an uninterruptible one (a sync body in its thread) is
+    waited for: its ``wait_for`` still bounds it by the tool's timeout.
+
+    The body is cancelled, never ``call``: a cancelled ``wait_for`` stops waiting at once
+    when its own timeout has already cancelled the body, and a body that ignores
+    cancellation would then run on with nobody left to receive what it returns (a once
+    call's late body would leave no audit row). Waiting on ``call`` instead ends when the
+    body does, with its result if it returned one."""
     try:
         return await asyncio.shield(call)
     except asyncio.CancelledError:
         if interruptible:
-            call.cancel()
+            body.cancel()
         await asyncio.wait({call})
         if call.cancelled():
             raise

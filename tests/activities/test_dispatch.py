@@ -30,6 +30,20 @@ async def sleepy(seconds: float) -> str:
     return "awake"
 
 
+stubborn_release = asyncio.Event()
+
+
+@registry.tool()
+async def stubborn() -> str:
+    """Ignores cancellation (a client library stuck in a call) until the test releases it."""
+    while not stubborn_release.is_set():
+        try:
+            await asyncio.sleep(0.01)
+        except asyncio.CancelledError:
+            continue
+    return "sent"
+
+
 @registry.tool()
 def refuse(reason: str) -> str:
     raise ToolFailure("LOCKED", f"locked: {reason}", data={"reason": reason})
@@ -169,3 +183,35 @@ async def test_output_over_the_limit_is_replaced():
     assert size == 202 and "the limit is 100" in envelope.errors[0].message
     envelope, size = await run("big", '{"size": 98}', max_bytes=100)
     assert envelope.ok and size == 100
+
+
+def dispatching(name: str, raw: str, timeout_s: float) -> asyncio.Task:
+    tool = registry.get(name)
+    return asyncio.ensure_future(
+        dispatch(tool, name, raw, CTX, timeout_s=timeout_s, max_output_bytes=100, last_attempt=True)
+    )
+
+
+async def test_a_cancel_after_the_timeout_waits_for_a_body_that_ignores_both():
+    """The tool's timeout has cancelled the body, which runs on; the activity's cancel (its
+    server-side timeout, say) must not leave the body behind with nobody to take its result
+    (a once call's late body would leave no audit row)."""
+    stubborn_release.clear()
+    task = dispatching("stubborn", "{}", timeout_s=0.05)
+    try:
+        await asyncio.sleep(0.2)
+        task.cancel()
+        await asyncio.sleep(0.2)
+        waited = not task.done()
+    finally:
+        stubborn_release.set()
+    done = await asyncio.wait_for(task, 5)
+    assert waited and done.envelope.ok and done.envelope.data == "sent"
+
+
+async def test_a_cancelled_call_of_a_body_that_stops_ends_cancelled():
+    task = dispatching("sleepy", '{"seconds": 5}', timeout_s=5)
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 1)
