@@ -31,6 +31,7 @@ def test_the_expected_histories_are_checked_in():
     assert {"sub_agent.run0.json", "sub_agent.child0.run0.json"} <= set(names)
     assert "recoveries.run0.json" in names
     patched = {"requested_tool.run0.json", "routed_tool.run0.json", "router_clarify.run0.json"}
+    patched |= {"unasked_call.run0.json"}
     assert patched <= set(names)
     first_run = load(HISTORIES / "continue_as_new.run0.json")
     assert first_run.events[-1].event_type == (
@@ -81,7 +82,7 @@ def test_the_recoveries_history_carries_both_patches_and_every_recovery():
     ]
 
 
-def test_the_requested_routed_and_router_clarify_histories_carry_their_patches():
+def test_the_histories_of_patched_recoveries_carry_their_patches():
     requested = recorded("requested_tool.run0.json")
     assert "call-requested-tool" in requested.patches
     assert requested.recoveries == ["call_requested_tool"]
@@ -91,6 +92,10 @@ def test_the_requested_routed_and_router_clarify_histories_carry_their_patches()
     made_up = recorded("routed_tool_made_up.run0.json")
     assert "call-routed-tool-after-offered-call" in made_up.patches
     assert "call-routed-tool" not in made_up.patches and made_up.recoveries == []
+    unasked = recorded("unasked_call.run0.json")
+    assert "refuse-unasked-call" in unasked.patches
+    assert unasked.recoveries == ["refuse_unasked_call"]
+    assert unasked.activities.count("run_tool") == 1
     router = recorded("router_clarify.run0.json")
     assert "router-clarify-checked" in router.patches
     assert router.routes == ["call_tool", "clarify", "none"]

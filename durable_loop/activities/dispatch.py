@@ -6,10 +6,12 @@ still has attempts left (so the retry policy applies) and becomes TOOL_ERROR on 
 
 A cancelled call (its activity cancelled) cancels an async tool at once, unless a person
 approved the call (``outlast_cancel``): a started side effect someone allowed is never
-abandoned halfway. A sync tool's thread cannot be interrupted at all. In both cases a
-cancel waits for the body to end (up to the tool's own timeout), and its result is returned
-(the activity stores it, marked as after the cancel), so the record and the model get what
-actually happened.
+abandoned halfway. A sync tool's thread cannot be interrupted at all. In every case a
+cancel waits for the body to end, and its result is returned (the activity stores it,
+marked as after the cancel), so the record and the model get what actually happened. The
+tool's own timeout bounds that wait for a sync tool and for an async body that honours
+cancellation; an async body that ignores it is waited for until it returns (a second
+cancel, such as worker shutdown, still ends the wait).
 """
 
 from __future__ import annotations

@@ -15,7 +15,9 @@ call; the reply is stored with its meta and summarised for the workflow.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
+from pydantic import JsonValue
 from temporalio import activity
 
 from durable_loop.activities.appends import write_appends
@@ -28,13 +30,16 @@ from durable_loop.core.activity_contracts import LlmTurnInput, LlmTurnOutput, To
 from durable_loop.core.canonical_json import (
     arguments_fingerprint,
     largest_string,
+    strict_loads,
     utf8_len,
 )
 from durable_loop.core.context_window import ContextReport
 from durable_loop.core.messages import Message, StoredMessage
+from durable_loop.core.providers.base import tool_result_text
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.reply_meta import LlmReplyMeta, offered_tools
 from durable_loop.core.request import TurnPlan, plan_turn
+from durable_loop.core.said_values import Heard, unsaid_arguments
 from durable_loop.core.transforms.text_calls import text_call_warning
 from durable_loop.core.typed_output import final_answer_from_call
 from durable_loop.store import TranscriptStore
@@ -68,8 +73,9 @@ class LlmActivities:
     async def _llm_turn(self, inp: LlmTurnInput) -> LlmTurnOutput:
         await write_appends(self.store, inp.transcript.session_id, inp.appends)
         history = await turn_history(self.store, inp)
+        heard = heard_in(inp, history.messages)
         if history.reply is not None:
-            return summarize_reply(history.reply, inp, cached=True)
+            return summarize_reply(history.reply, inp, cached=True, unsaid=self._unsaid(heard))
         turn = plan_turn(self.registry, inp, history)
         done = await self._complete(inp, turn)
         message = done.reply.message
@@ -79,7 +85,14 @@ class LlmActivities:
         digest, schemas = offered_tools(turn.plan.tools, history.messages)
         meta = meta.model_copy(update={"tools_digest": digest, "tool_schemas": schemas})
         written = await self.store.put(inp.transcript.session_id, inp.assistant_seq, message, meta)
-        return summarize_reply(written, inp, cached=False)
+        return summarize_reply(written, inp, cached=False, unsaid=self._unsaid(heard))
+
+    def _unsaid(self, heard: Heard) -> Callable[[str, dict[str, JsonValue]], list[str]]:
+        def unsaid(name: str, args: dict[str, JsonValue]) -> list[str]:
+            tool = self.registry.get(name)
+            return [] if tool is None else unsaid_arguments(args, tool.spec.parameters, heard)
+
+        return unsaid
 
     async def _complete(self, inp: LlmTurnInput, turn: TurnPlan) -> GatewayReply:
         """The gateway's exchange (outbound wire transforms, HTTP, inbound transforms),
@@ -153,14 +166,33 @@ def reply_meta(
     )
 
 
-def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -> LlmTurnOutput:
+def heard_in(inp: LlmTurnInput, messages: list[StoredMessage]) -> Heard:
+    """What the conversation says (the system prompt, the person's messages and the tool
+    results; not the model's own calls), for the call summaries' ``args_unsaid``."""
+    texts = [inp.system_prompt or ""]
+    for stored in messages:
+        message = stored.message
+        if message.role == "tool":
+            texts.append(tool_result_text(message))
+        elif message.role in ("user", "system"):
+            texts.append(message.content or "")
+    return Heard(texts)
+
+
+def summarize_reply(
+    stored: StoredMessage,
+    inp: LlmTurnInput,
+    *,
+    cached: bool,
+    unsaid: Callable[[str, dict[str, JsonValue]], list[str]] | None = None,
+) -> LlmTurnOutput:
     message = stored.message
     text = message.content or ""
     text_bytes = utf8_len(text)
     truncated = text_bytes > inp.reply_inline_bytes
     if truncated:
         text = text.encode("utf-8")[: inp.reply_inline_bytes].decode("utf-8", errors="ignore")
-    calls = call_summaries(message)
+    calls = call_summaries(message, unsaid)
     meta = stored.meta_as(LlmReplyMeta)
     context = meta.context or ContextReport()
     return LlmTurnOutput(
@@ -183,8 +215,11 @@ def summarize_reply(stored: StoredMessage, inp: LlmTurnInput, *, cached: bool) -
     )
 
 
-def call_summaries(message: Message) -> list[ToolCallSummary]:
-    """What the workflow learns of a reply's tool calls: sizes, fingerprints, validity."""
+def call_summaries(
+    message: Message, unsaid: Callable[[str, dict[str, JsonValue]], list[str]] | None = None
+) -> list[ToolCallSummary]:
+    """What the workflow learns of a reply's tool calls: sizes, fingerprints, validity, and
+    (given ``unsaid``) the names of required arguments whose values nobody gave."""
     calls: list[ToolCallSummary] = []
     for index, call in enumerate(message.tool_calls):
         valid, digest = arguments_fingerprint(call.arguments)
@@ -194,6 +229,8 @@ def call_summaries(message: Message) -> list[ToolCallSummary]:
         valid = valid and bool(call.arguments.strip())
         size = utf8_len(call.arguments)
         largest = largest_string(call.arguments) if valid and size > LARGE_ARGS_BYTES else None
+        parsed = strict_loads(call.arguments) if valid and unsaid is not None else None
+        args = parsed if isinstance(parsed, dict) else None
         calls.append(
             ToolCallSummary(
                 index=index,
@@ -203,6 +240,7 @@ def call_summaries(message: Message) -> list[ToolCallSummary]:
                 args_sha256=digest,
                 args_valid_json=valid,
                 args_largest=f"{largest[0]} ({largest[1]} chars)" if largest else None,
+                args_unsaid=unsaid(call.name, args) if args is not None and unsaid else [],
             )
         )
     return calls

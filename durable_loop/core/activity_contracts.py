@@ -103,6 +103,11 @@ class ToolCallSummary(BaseModel):
         default=None,
         description='Large arguments only: where the longest string is, "/ops/0/value (720 chars)"',
     )
+    args_unsaid: list[str] = Field(
+        default_factory=list,
+        description="Required arguments whose values the conversation never gave (names only; "
+        "core/said_values)",
+    )
 
 
 class LlmTurnOutput(BaseModel):

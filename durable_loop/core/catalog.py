@@ -81,6 +81,7 @@ LOCAL_RECOVERIES = (
     "shorten_oversized_arguments",
     "repair_invalid_arguments",
     "withhold_tools_from_conversation",
+    "refuse_unasked_call",
 )
 
 

@@ -53,6 +53,7 @@ class ErrorCode(Code):
     REQUEST_IMPOSSIBLE = "REQUEST_IMPOSSIBLE"
     DUPLICATE_CALL_ID = "DUPLICATE_CALL_ID"
     TOO_MANY_TOOL_CALLS = "TOO_MANY_TOOL_CALLS"
+    ARGUMENTS_NOT_GIVEN = "ARGUMENTS_NOT_GIVEN"
     LOCKED = "LOCKED"
     TOOL_CALL_CANCELLED = "TOOL_CALL_CANCELLED"
     TOOL_CALL_IN_DOUBT = "TOOL_CALL_IN_DOUBT"
@@ -180,11 +181,13 @@ FINAL_FAILURE_CODES = frozenset(
         ErrorCode.TOOL_CALL_REJECTED,
         ErrorCode.TOOL_CALL_EXPIRED,
         ErrorCode.TOOL_CALL_IN_DOUBT,
+        ErrorCode.ARGUMENTS_NOT_GIVEN,
     }
 )
 """Tool-call failures that no corrected call can fix: the request has no result, a person
-rejected the call, its approval expired, or whether its effect happened is unknown (a
-repeat could do it twice). The model should tell the user, not retry."""
+rejected the call, its approval expired, whether its effect happened is unknown (a
+repeat could do it twice), or nobody asked for it (``refuse_unasked_call``). The model should
+tell the user, not retry."""
 
 HTTP_STATUS_PREFIX = "HTTP_"
 

@@ -7,6 +7,7 @@ costs no activity round trip.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -15,7 +16,7 @@ from pydantic import BaseModel
 from durable_loop.core.activity_contracts import ToolCallSummary
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.errors import CodedError, ErrorCode
-from durable_loop.core.recoveries import repeated_call_guard
+from durable_loop.core.recoveries import refuse_unasked_call, repeated_call_guard
 
 Action = Literal["execute", "reject", "reuse"]
 
@@ -33,6 +34,8 @@ class TurnPlan(BaseModel):
     decisions: list[CallDecision]
     ignored: int
     repeated: bool
+    unasked: CallDecision | None = None
+    """The first call ``refuse_unasked_call`` refused (the loop then finalizes)."""
 
 
 def call_key(name: str, args_sha256: str) -> str:
@@ -66,11 +69,13 @@ def plan_turn(
     config: RuntimeConfig,
     seen_calls: dict[str, int],
     first_result_seq: int,
+    patched: Callable[[str], bool],
 ) -> TurnPlan:
     """Decide, per call in emitted order, whether to execute, refuse or reuse it.
 
     ``seen_calls`` maps ``name:args_sha256`` of calls executed earlier in this message's
-    loop to the seq of their recorded result.
+    loop to the seq of their recorded result. ``patched`` is ``workflow.patched``, asked
+    only where a recovery behind a patch would act.
     """
     limit = config.effective_max_tool_calls_per_turn()
     checks = CallChecks(
@@ -80,6 +85,8 @@ def plan_turn(
     )
     decisions: list[CallDecision] = []
     ids_seen: set[str] = set()
+    called = {key.split(":", 1)[0] for key in seen_calls}
+    unasked: CallDecision | None = None
     for position, call in enumerate(calls):
         seq = first_result_seq + position
         if limit is not None and position >= limit:
@@ -87,16 +94,23 @@ def plan_turn(
             continue
         refused = refusal(call, checks, duplicate=call.id in ids_seen)
         ids_seen.add(call.id)
+        if refused is None and unasked_refused(call, called, config, patched):
+            message = refuse_unasked_call.refusal_message(call.name, call.args_unsaid)
+            refused = (ErrorCode.ARGUMENTS_NOT_GIVEN, message)
         if refused is not None:
             decisions.append(_reject(call, seq, *refused))
+            if refused[0] == ErrorCode.ARGUMENTS_NOT_GIVEN and unasked is None:
+                unasked = decisions[-1]
         else:
             decisions.append(
                 run_or_reuse(call, seq, config.uses(repeated_call_guard.NAME), seen_calls)
             )
+            called.add(call.name)
     return TurnPlan(
         decisions=decisions,
         ignored=sum(d.ignored for d in decisions),
         repeated=any(d.action == "reuse" for d in decisions),
+        unasked=unasked,
     )
 
 
@@ -136,6 +150,17 @@ def refusal(
             "arguments are not a JSON object; send arguments as a JSON object",
         )
     return None
+
+
+def unasked_refused(
+    call: ToolCallSummary, called: set[str], config: RuntimeConfig, patched: Callable[[str], bool]
+) -> bool:
+    """``refuse_unasked_call`` refuses ``call`` (its patch asked only when it would)."""
+    return (
+        config.uses(refuse_unasked_call.NAME)
+        and refuse_unasked_call.unasked(call.name, call.args_unsaid, called)
+        and patched(refuse_unasked_call.PATCH_ID)
+    )
 
 
 def run_or_reuse(

@@ -109,6 +109,10 @@ def eval_command(
         int | None, _opt("--sample", "bfcl: entries per category, seeded (default: all).", min=1)
     ] = None,
     seed: Annotated[int, _opt("--seed", "bfcl: the sample's seed.")] = 0,
+    entries: Annotated[
+        str | None,
+        _opt("--entries", "bfcl: entry ids, comma-separated (instead of --categories/--sample)."),
+    ] = None,
     out: Annotated[Path, _opt("--out", "Report root directory.")] = Path("eval-reports"),
     local_port: Annotated[
         int, _opt("--local-port", "Port for the in-process local model (0: a free one).")
@@ -217,7 +221,8 @@ def eval_command(
     if suite == "bfcl":
         from durable_loop.evals.bfcl.run import BfclSelection, execute_bfcl
 
-        selection = BfclSelection(categories=categories, sample=sample, seed=seed)
+        chosen = tuple(part.strip() for part in (entries or "").split(",") if part.strip())
+        selection = BfclSelection(categories=categories, sample=sample, seed=seed, entries=chosen)
         directory, summary = asyncio.run(execute_bfcl(opts, selection, console))
     else:
         directory, summary = asyncio.run(execute(opts, console))

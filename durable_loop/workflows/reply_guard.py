@@ -26,7 +26,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from durable_loop.core.activity_contracts import LlmTurnOutput
+    from durable_loop.core.activity_contracts import LlmTurnOutput, ToolCallSummary
     from durable_loop.core.config import RuntimeConfig
     from durable_loop.core.contracts import ParkedMessage, RunResult
     from durable_loop.core.recoveries import (
@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         Recovery,
         fix_empty_final,
         judges,
+        refuse_unasked_call,
         retry_after_tool_error,
     )
     from durable_loop.core.recoveries import finalize_text_call_reply as finalize
@@ -51,6 +52,7 @@ class ReplyGuard:
     """What the loop knows about the message, and the recoveries its config uses."""
 
     def __init__(self, config: RuntimeConfig, registered: set[str], offered: list[str]) -> None:
+        self.config = config
         self.facts = MessageFacts(
             registered=frozenset(registered), offered=offered, patched=workflow.patched
         )
@@ -80,6 +82,16 @@ class ReplyGuard:
     def after_repeat(self, result: RunResult) -> Action | None:
         """Right after the repeated-call guard answered a repeat."""
         return self._first("repeat", Event(), result)
+
+    def after_unasked(self, call: ToolCallSummary, result: RunResult) -> Action:
+        """Right after ``refuse_unasked_call`` refused ``call``: the finalization request."""
+        settings = self.config.recoveries[refuse_unasked_call.NAME]
+        assert isinstance(settings, refuse_unasked_call.RefuseUnaskedCall)
+        self.facts.uses[refuse_unasked_call.NAME] = self.facts.used(refuse_unasked_call.NAME) + 1
+        result.recoveries.append(refuse_unasked_call.NAME)
+        return refuse_unasked_call.finalization(
+            settings, call.name, call.args_unsaid, self.facts.results
+        )
 
     def _first(self, stage: Stage, event: Event, result: RunResult) -> Action | None:
         for recovery, settings in self.stages[stage]:

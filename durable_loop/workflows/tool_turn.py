@@ -84,6 +84,7 @@ class ToolTurn:
             config=self.config,
             seen_calls=self.seen_calls,
             first_result_seq=self.cursor.take_seq(len(out.tool_calls)),
+            patched=workflow.patched,
         )
         plan = over_budget_plan(plan, self.config, self.cursor.usage)
         plan, deduplicated = dedupe_plan(plan, self.specs, self.cursor.dedup)
@@ -97,11 +98,13 @@ class ToolTurn:
         for decision in plan.decisions:
             if decision.result_seq not in held:
                 self._record(decision, by_seq.get(decision.result_seq))
-        if plan.repeated:
+        if plan.repeated or plan.unasked is not None:
             self.tools_off = True
         await self._repair_arguments(out.assistant_seq, plan.decisions)
         if plan.repeated and (action := self.reply_guard.after_repeat(self.result)) is not None:
             self._take(action)
+        elif plan.unasked is not None:
+            self._take(self.reply_guard.after_unasked(plan.unasked.call, self.result))
 
     async def _repair_arguments(self, assistant_seq: int, decisions: list[CallDecision]) -> None:
         """A named recovery re-issues a refused call with repaired arguments (see

@@ -11,7 +11,13 @@ REGISTERED = {"add", "read_file", "secret"}
 VISIBLE = {"add", "read_file"}
 
 
-def call(name: str, arguments: str = "{}", call_id: str | None = None, index: int = 0):
+def call(
+    name: str,
+    arguments: str = "{}",
+    call_id: str | None = None,
+    index: int = 0,
+    unsaid: list[str] | None = None,
+):
     valid, digest = arguments_fingerprint(arguments)
     return ToolCallSummary(
         index=index,
@@ -20,11 +26,18 @@ def call(name: str, arguments: str = "{}", call_id: str | None = None, index: in
         args_bytes=utf8_len(arguments),
         args_sha256=digest,
         args_valid_json=valid,
+        args_unsaid=unsaid or [],
     )
 
 
-def plan(calls, config=RuntimeConfig(), seen=None, tools_sent=True):
-    return plan_turn(
+def plan(calls, config=RuntimeConfig(), seen=None, tools_sent=True, patched=None):
+    asked: list[str] = []
+
+    def patch(patch_id: str) -> bool:
+        asked.append(patch_id)
+        return patched is None or patch_id in patched
+
+    result = plan_turn(
         calls,
         registered=REGISTERED,
         visible=VISIBLE,
@@ -32,7 +45,14 @@ def plan(calls, config=RuntimeConfig(), seen=None, tools_sent=True):
         config=config,
         seen_calls=seen or {},
         first_result_seq=10,
+        patched=patch,
     )
+    ASKED[:] = asked
+    return result
+
+
+ASKED: list[str] = []
+"""The patches the last ``plan`` asked for."""
 
 
 def summary(result):
@@ -125,3 +145,41 @@ def test_too_large_arguments_name_the_value_to_shorten():
     assert "The longest value is /ops/0/value (150 chars)" in message
     assert f"at least {big.args_bytes - 100} characters shorter" in message
     assert "call add again" in message
+
+
+UNASKED = RuntimeConfig(recoveries=["refuse_unasked_call"])
+
+
+def test_an_unasked_call_after_another_tools_call_is_refused():
+    seen = {call_key("add", "x"): 3}
+    made_up = call("read_file", '{"path": "/etc/motd"}', unsaid=["path"])
+    result = plan([made_up], config=UNASKED, seen=seen)
+    assert summary(result) == [("reject", "ARGUMENTS_NOT_GIVEN", 10)]
+    assert result.unasked is not None and result.unasked.call == made_up
+    assert "path" in result.decisions[0].error.message
+    assert ASKED == ["refuse-unasked-call"]
+
+
+def test_in_one_turn_the_call_after_an_executed_one_is_refused():
+    calls = [call("add", '{"a": 1}', index=0), call("read_file", "{}", index=1, unsaid=["path"])]
+    result = plan(calls, config=UNASKED)
+    assert summary(result) == [("execute", None, 10), ("reject", "ARGUMENTS_NOT_GIVEN", 11)]
+
+
+def test_unasked_calls_run_when_nothing_ran_before_or_the_tool_already_ran_or_off():
+    seen = {call_key("add", "x"): 3}
+    first = call("read_file", unsaid=["path"])
+    again = call("add", '{"a": 7}', unsaid=["a"])
+    assert summary(plan([first], config=UNASKED)) == [("execute", None, 10)]
+    assert summary(plan([again], config=UNASKED, seen=seen)) == [("execute", None, 10)]
+    assert summary(plan([first], seen=seen)) == [("execute", None, 10)]
+    assert ASKED == []
+    refused_later = plan([first], config=UNASKED, seen=seen, patched=set())
+    assert summary(refused_later) == [("execute", None, 10)] and refused_later.unasked is None
+    assert ASKED == ["refuse-unasked-call"]
+
+
+def test_a_said_call_of_another_tool_runs():
+    seen = {call_key("add", "x"): 3}
+    result = plan([call("read_file", '{"path": "notes.txt"}')], config=UNASKED, seen=seen)
+    assert summary(result) == [("execute", None, 10)] and result.unasked is None

@@ -11,13 +11,21 @@ import pytest
 
 pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed (make bfcl)")
 
+from durable_loop.cli.errors import CliError
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.tool_names import TOOL_NAME_PATTERN
 from durable_loop.evals.behaviours import behaviour
 from durable_loop.evals.bfcl.entries import CATEGORIES, entries
 from durable_loop.evals.bfcl.package import load_bfcl
 from durable_loop.evals.bfcl.report import scores
-from durable_loop.evals.bfcl.suite import EntryRun, Recorders, entry_run, run_entry_jobs
+from durable_loop.evals.bfcl.suite import (
+    BfclSelection,
+    EntryRun,
+    Recorders,
+    entry_run,
+    run_entry_jobs,
+    select,
+)
 from durable_loop.evals.bfcl.tools import entry_specs
 from durable_loop.evals.plan import OFFLINE_RETRY, job_settings, offline_jobs
 from durable_loop.evals.runner import Job
@@ -227,3 +235,20 @@ def test_scores_use_bfcl_averaging_per_strategy():
     assert baseline["averages"]["live_ast"]["accuracy"] == pytest.approx(0.25)
     assert table["m / default / production"]["categories"]["simple_python"]["accuracy"] == 1.0
     assert "multi_turn" not in baseline["averages"]
+
+
+def test_chosen_entries_are_run_by_id_from_their_own_categories():
+    ids = ("multiple_59", "live_simple_58-27-0", "multiple_7", "multiple_59")
+    runs = select(BFCL, BfclSelection(categories="irrelevance", entries=ids), Recorders())
+    assert [r.entry.id for r in runs] == ["multiple_7", "multiple_59", "live_simple_58-27-0"]
+    assert [r.scenario.name for r in runs] == ["multiple", "multiple", "live_simple"]
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "says"),
+    [("multiple_99999", "BFCL has no entry multiple_99999"), ("lawyers_1", "not a BFCL entry")],
+)
+def test_an_unknown_entry_id_is_an_error_naming_it(entry_id: str, says: str):
+    with pytest.raises(CliError, match=says) as raised:
+        select(BFCL, BfclSelection(entries=(entry_id,)), Recorders())
+    assert raised.value.code == "UNKNOWN_SCENARIO"

@@ -289,6 +289,26 @@ async def routed_tool_made_up(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def unasked_call(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """``refuse_unasked_call``: after the asked-for addition the model naps with a label
+    nobody gave; the nap is refused (ARGUMENTS_NOT_GIVEN) and the message finalized (patch
+    ``refuse-unasked-call``)."""
+    sid, model = "recorded-unasked-call", "recorded-unasked-call-model"
+    llm.script(
+        model,
+        [
+            reply.tool_call("add", {"a": 37, "b": 43}),
+            reply.tool_call("nap", {"seconds": 5, "label": "siesta"}, "nap"),
+            reply.text("37 + 43 is 80."),
+        ],
+    )
+    runtime = RuntimeConfig(recoveries=["refuse_unasked_call"])
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "add 37 and 43", message_id="m1")
+    await sessions.close(sid)
+    return sid
+
+
 async def router_clarify(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """The router pipeline's checked clarify: overruled (the message holds the values),
     kept (the executor invents them), and a clarify naming nothing read as ``none``."""
@@ -326,6 +346,7 @@ SCENARIOS: dict[str, Scenario] = {
     "requested_tool": requested_tool,
     "routed_tool": routed_tool,
     "routed_tool_made_up": routed_tool_made_up,
+    "unasked_call": unasked_call,
     "router_clarify": router_clarify,
 }
 

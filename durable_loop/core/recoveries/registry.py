@@ -20,6 +20,7 @@ from durable_loop.core.recoveries import (
     finalize_after_repeat,
     finalize_text_call_reply,
     fix_empty_final,
+    refuse_unasked_call,
     repair_invalid_arguments,
     repeated_call_guard,
     retry_after_tool_error,
@@ -63,6 +64,7 @@ BUILTINS = (
     shorten_oversized_arguments.RECOVERY,
     repair_invalid_arguments.RECOVERY,
     withhold_tools_from_conversation.RECOVERY,
+    refuse_unasked_call.RECOVERY,
 )
 for _builtin in BUILTINS:
     REGISTRY.add(_builtin)

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, JsonValue
 
 from durable_loop.core.errors import ErrorCode
+from durable_loop.core.said_values import DIGIT_GAP, DIGITS, UNSTATED_FORMATS, value_text
 from durable_loop.core.tools import ToolSpec
 
 Choice = Literal["call_tool", "clarify", "none"]
@@ -281,18 +282,7 @@ def is_strict_json(text: str) -> bool:
     return isinstance(extracted, Extracted) and extracted.strict
 
 
-_DIGITS = re.compile(r"\d+")
-_DIGIT_GAP = re.compile(r"(?<=\d)[\s,.'_-](?=\d)")
 _SQUASH = re.compile(r"[^a-z0-9]")
-UNSTATED_FORMATS = frozenset({"date", "date-time", "time", "duration"})
-
-
-def _value_text(value: JsonValue) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, str | int | float):
-        return str(value)
-    return ""
 
 
 def ungrounded_arguments(call: ExecutorCall, spec: ToolSpec, said: list[str]) -> list[str]:
@@ -308,13 +298,13 @@ def ungrounded_arguments(call: ExecutorCall, spec: ToolSpec, said: list[str]) ->
     required = _required(spec)
     properties = spec.parameters.get("properties")
     props = properties if isinstance(properties, dict) else {}
-    heard = " ".join(_DIGIT_GAP.sub("", text) for text in said)
+    heard = " ".join(DIGIT_GAP.sub("", text) for text in said)
     missing: list[str] = []
     for name in required:
         schema = props.get(name)
         if isinstance(schema, dict) and schema.get("format") in UNSTATED_FORMATS:
             continue
-        runs = _DIGITS.findall(_value_text(call.args.get(name)))
+        runs = DIGITS.findall(value_text(call.args.get(name)))
         if runs and not all(run in heard for run in runs):
             missing.append(name)
     return missing
@@ -332,15 +322,15 @@ def stated_arguments(call: ExecutorCall, spec: ToolSpec, said: list[str]) -> boo
     required = _required(spec)
     if not required:
         return False
-    heard = " ".join(_DIGIT_GAP.sub("", text) for text in said).lower()
-    heard_runs = set(_DIGITS.findall(heard))
+    heard = " ".join(DIGIT_GAP.sub("", text) for text in said).lower()
+    heard_runs = set(DIGITS.findall(heard))
     squashed_heard = _SQUASH.sub("", heard)
     for name in required:
-        value = _DIGIT_GAP.sub("", _value_text(call.args.get(name)).lower())
+        value = DIGIT_GAP.sub("", value_text(call.args.get(name)).lower())
         squashed = _SQUASH.sub("", value)
         if not squashed or squashed not in squashed_heard:
             return False
-        if not set(_DIGITS.findall(value)) <= heard_runs:
+        if not set(DIGITS.findall(value)) <= heard_runs:
             return False
     return True
 

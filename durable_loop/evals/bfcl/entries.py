@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,6 +103,26 @@ def entries(bfcl: Bfcl, category: str) -> list[BfclEntry]:
         )
         for raw in bfcl.load_entries(category)
     ]
+
+
+def category_of(entry_id: str) -> str:
+    """The category of a BFCL entry id (``multiple_59``, ``live_simple_12-3-1``)."""
+    owners = [c for c in CATEGORIES if re.fullmatch(rf"{c}_\d[\d-]*", entry_id)]
+    if not owners:
+        raise CliError(
+            CliCode.UNKNOWN_SCENARIO,
+            f"not a BFCL entry id: {entry_id!r} (ids look like multiple_59 or live_simple_12-3-1)",
+        )
+    return max(owners, key=len)
+
+
+def chosen(all_entries: list[BfclEntry], ids: list[str]) -> list[BfclEntry]:
+    """The entries named by ``ids``, in BFCL's order; an id BFCL does not have is an error."""
+    known = {entry.id for entry in all_entries}
+    missing = [i for i in ids if i not in known]
+    if missing:
+        raise CliError(CliCode.UNKNOWN_SCENARIO, f"BFCL has no entry {', '.join(missing)}")
+    return [entry for entry in all_entries if entry.id in ids]
 
 
 def sample(all_entries: list[BfclEntry], n: int | None, seed: int) -> list[BfclEntry]:

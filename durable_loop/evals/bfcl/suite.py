@@ -23,6 +23,8 @@ from durable_loop.evals.bfcl.answers import answer_policy
 from durable_loop.evals.bfcl.entries import (
     BfclEntry,
     categories,
+    category_of,
+    chosen,
     entries,
     is_multi_turn,
     no_call_expected,
@@ -45,6 +47,8 @@ class BfclSelection:
     sample: int | None = None
     """Entries per category (None: all of them)."""
     seed: int = 0
+    entries: tuple[str, ...] = ()
+    """Chosen entry ids (their categories; ``categories`` and ``sample`` are then unused)."""
 
 
 @dataclass(frozen=True)
@@ -90,11 +94,20 @@ def entry_run(bfcl: Bfcl, entry: BfclEntry, recorders: Recorders) -> EntryRun:
 
 
 def select(bfcl: Bfcl, selection: BfclSelection, recorders: Recorders) -> list[EntryRun]:
-    chosen: list[EntryRun] = []
-    for category in categories(selection.categories):
-        for entry in sample(entries(bfcl, category), selection.sample, selection.seed):
-            chosen.append(entry_run(bfcl, entry, recorders))
-    return chosen
+    if selection.entries:
+        by_category: dict[str, list[str]] = {}
+        for entry_id in selection.entries:
+            by_category.setdefault(category_of(entry_id), []).append(entry_id)
+        picked = [
+            e for category, ids in by_category.items() for e in chosen(entries(bfcl, category), ids)
+        ]
+    else:
+        picked = [
+            e
+            for category in categories(selection.categories)
+            for e in sample(entries(bfcl, category), selection.sample, selection.seed)
+        ]
+    return [entry_run(bfcl, entry, recorders) for entry in picked]
 
 
 def with_system_prompt(job: Job, runs: dict[int, EntryRun]) -> Job:

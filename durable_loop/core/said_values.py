@@ -1,0 +1,127 @@
+"""Whether a call's values were said: found in what the conversation holds (the person's
+words, the system prompt, tool results), or written by the model from nowhere.
+
+Shared by the router's grounding rule (digits only, ``core/router/protocol``) and the call
+summaries the LLM activity returns (``ToolCallSummary.args_unsaid``, read by the
+``refuse_unasked_call`` recovery). Pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from pydantic import JsonValue
+
+DIGITS = re.compile(r"\d+")
+DIGIT_GAP = re.compile(r"(?<=\d)[\s,.'_-](?=\d)")
+"""Thousands separators and spaced digits: 12,000 and 12 000 are heard as 12000."""
+UNSTATED_FORMATS = frozenset({"date", "date-time", "time", "duration"})
+"""Values people rarely write as the call holds them ("tomorrow" becomes a date)."""
+_WORD = re.compile(r"[a-z0-9]+")
+STEM = 5
+"""Letters of a word compared: "specializing" is heard in "specialization"."""
+MIN_WORD = 4
+"""Shorter words ("the", "of", "gas") are no evidence either way."""
+_DATE = re.compile(r"\d{4}[-/]\d{1,2}[-/]\d{1,2}(?:[ T].*)?|\d{1,2}/\d{1,2}/\d{2,4}")
+"""A date written as numbers: "January 18, 2021" legitimately becomes 2021-01-18."""
+_UNIT_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+)
+NUMBER_WORDS = {word: value for value, word in enumerate(_UNIT_WORDS.split())} | {
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "thousand": 1000,
+    "dozen": 12,
+    "twice": 2,
+    "double": 2,
+    "triple": 3,
+}
+"""Numbers people write as words: "three" is heard as 3."""
+
+
+def value_text(value: JsonValue) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str | int | float):
+        return str(value)
+    return ""
+
+
+def required_names(parameters: Mapping[str, object]) -> list[str]:
+    raw = parameters.get("required")
+    return [str(r) for r in raw] if isinstance(raw, list) else []
+
+
+class Heard:
+    """The conversation's text, indexed for :func:`unsaid_arguments`."""
+
+    def __init__(self, texts: list[str]) -> None:
+        text = " ".join(DIGIT_GAP.sub("", t) for t in texts).lower()
+        words = _WORD.findall(text)
+        self.runs = set(DIGITS.findall(text))
+        self.runs |= {str(NUMBER_WORDS[w]) for w in words if w in NUMBER_WORDS}
+        self.stems = {w[:STEM] for w in words if not w.isdigit()}
+
+    def says(self, value: JsonValue, schema: Mapping[str, object]) -> bool:
+        """Whether ``value`` could come from what was heard: each of its digit runs was
+        written whole (20 is not heard in 12,000), as digits, as a number word, or as the
+        percentage of a fraction; a string without digits that has words of
+        :data:`MIN_WORD` letters or more shares at least one (by its first :data:`STEM`
+        letters). A text whose numbers were all heard is said whatever label it adds
+        ("Rent share: 420" after a result of 420). Dates written as numbers, values the
+        schema lists (``enum``), booleans and objects are taken as said."""
+        if "enum" in schema or isinstance(value, bool) or value is None:
+            return True
+        if isinstance(value, list):
+            items = schema.get("items")
+            item_schema = items if isinstance(items, Mapping) else {}
+            return all(self.says(item, item_schema) for item in value)
+        if isinstance(value, dict):
+            return True
+        if isinstance(value, int | float):
+            return any(self._heard_digits(v) for v in _number_forms(value))
+        if _DATE.fullmatch(value.strip()):
+            return True
+        if DIGITS.search(value):
+            return self._heard_digits(value)
+        words = [w for w in _WORD.findall(value.lower()) if len(w) >= MIN_WORD]
+        return not words or any(w[:STEM] in self.stems for w in words)
+
+    def _heard_digits(self, value: JsonValue) -> bool:
+        written = DIGIT_GAP.sub("", value_text(value))
+        return set(DIGITS.findall(written)) <= self.runs
+
+
+def _number_forms(value: int | float) -> list[int | float]:
+    """A number as written, and a fraction below 1 as the percentage it came from (8% is
+    sent as 0.08)."""
+    if isinstance(value, float) and 0 < abs(value) < 1:
+        return [value, round(value * 100, 6)]
+    return [value]
+
+
+def unsaid_arguments(
+    args: Mapping[str, JsonValue], parameters: Mapping[str, object], heard: Heard
+) -> list[str]:
+    """Required arguments whose value the conversation never gave: digits nobody wrote, or
+    a text none of whose words anybody used (``car_type: ["sedan", "truck"]`` for "find
+    lawyers in New York"). Date and time formats are left out."""
+    properties = parameters.get("properties")
+    props = properties if isinstance(properties, Mapping) else {}
+    unsaid: list[str] = []
+    for name in required_names(parameters):
+        raw = props.get(name)
+        schema: Mapping[str, object] = raw if isinstance(raw, Mapping) else {}
+        if schema.get("format") in UNSTATED_FORMATS or name not in args:
+            continue
+        if not heard.says(args[name], schema):
+            unsaid.append(name)
+    return unsaid

@@ -1,0 +1,105 @@
+"""Which required values a conversation gave: the rule behind ``args_unsaid``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from durable_loop.core.said_values import Heard, unsaid_arguments
+
+CAR_RENTAL: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "location": {"type": "string"},
+        "car_type": {"type": "array", "items": {"type": "string"}},
+        "fuel_type": {"type": "string"},
+    },
+    "required": ["location", "car_type"],
+}
+LAWYERS = "Find lawyers specializing in criminal law near me in New York."
+
+
+def unsaid(args: dict[str, Any], parameters: dict[str, Any], *said: str) -> list[str]:
+    return unsaid_arguments(args, parameters, Heard(list(said)))
+
+
+def test_a_text_none_of_whose_words_anybody_used_is_unsaid():
+    args = {"location": "New York", "car_type": ["sedan", "truck"], "fuel_type": "diesel"}
+    assert unsaid(args, CAR_RENTAL, LAWYERS) == ["car_type"]
+
+
+def test_one_shared_word_is_enough_and_words_match_by_their_stem():
+    parameters = {
+        "properties": {"specialization": {"type": "array", "items": {"type": "string"}}},
+        "required": ["specialization"],
+    }
+    assert unsaid({"specialization": ["criminal defence"]}, parameters, LAWYERS) == []
+    assert unsaid({"specialization": ["specialized"]}, parameters, LAWYERS) == []
+    assert unsaid({"specialization": ["tax"]}, parameters, LAWYERS) == []  # too short to tell
+
+
+@pytest.mark.parametrize(
+    ("value", "missing"),
+    [(12000, []), ("12,000 miles", []), (20, ["distance"]), (0.5, ["distance"]), (10.0, [])],
+)
+def test_numbers_are_said_when_their_digit_runs_were_written(value: Any, missing: list[str]):
+    parameters = {"properties": {"distance": {"type": "number"}}, "required": ["distance"]}
+    said = "A car that travels 12 000 miles a year; the radius is 10."
+    assert unsaid({"distance": value}, parameters, said) == missing
+
+
+@pytest.mark.parametrize(
+    ("value", "missing"),
+    [
+        (0.04, []),
+        (0.035, []),
+        (0.5, ["rate"]),
+        ("2021-01-18", []),
+        ("01/18/2021", []),
+        (3, []),
+        (12, []),
+        (13, ["rate"]),
+    ],
+)
+def test_percentages_dates_and_number_words_count_as_said(value: Any, missing: list[str]):
+    parameters = {"properties": {"rate": {}}, "required": ["rate"]}
+    said = "On January 18, 2021, at 4% and then 3.5%, three times a dozen."
+    assert unsaid({"rate": value}, parameters, said) == missing
+
+
+def test_values_from_a_tool_result_or_the_system_prompt_are_said():
+    parameters = {"properties": {"text": {"type": "string"}}, "required": ["text"]}
+    request = "Work out 1260 divided by 3 and then write the answer down as a note."
+    result = '{"data": {"result": 420}, "ok": true}'
+    assert unsaid({"text": "1260 / 3 = 420"}, parameters, request, result) == []
+    assert unsaid({"text": "1260 / 3 = 421"}, parameters, request, result) == ["text"]
+    assert unsaid({"text": "Rent share: 420"}, parameters, request, result) == []
+    assert unsaid({"text": "Ring Dunmore"}, parameters, "The plumber is called Dunmore.") == []
+
+
+def test_listed_dated_optional_and_structured_values_are_taken_as_said():
+    parameters = {
+        "properties": {
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "when": {"type": "string", "format": "date"},
+            "flags": {"type": "object"},
+            "strict": {"type": "boolean"},
+            "colours": {"type": "array", "items": {"type": "string", "enum": ["crimson"]}},
+            "note": {"type": "string"},
+        },
+        "required": ["unit", "when", "flags", "strict", "colours"],
+    }
+    args = {
+        "unit": "fahrenheit",
+        "when": "2026-11-28",
+        "flags": {"invented": "zebra"},
+        "strict": True,
+        "colours": ["crimson"],
+        "note": "an optional value nobody gave",
+    }
+    assert unsaid(args, parameters, "What is it like out there?") == []
+
+
+def test_a_required_argument_the_call_leaves_out_is_not_reported():
+    assert unsaid({"location": "New York"}, CAR_RENTAL, LAWYERS) == []
