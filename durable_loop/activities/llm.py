@@ -73,9 +73,9 @@ class LlmActivities:
     async def _llm_turn(self, inp: LlmTurnInput) -> LlmTurnOutput:
         await write_appends(self.store, inp.transcript.session_id, inp.appends)
         history = await turn_history(self.store, inp)
-        heard = heard_in(inp, history.messages)
+        unsaid = self._unsaid(inp, history.messages)
         if history.reply is not None:
-            return summarize_reply(history.reply, inp, cached=True, unsaid=self._unsaid(heard))
+            return summarize_reply(history.reply, inp, cached=True, unsaid=unsaid)
         turn = plan_turn(self.registry, inp, history)
         done = await self._complete(inp, turn)
         message = done.reply.message
@@ -85,12 +85,22 @@ class LlmActivities:
         digest, schemas = offered_tools(turn.plan.tools, history.messages)
         meta = meta.model_copy(update={"tools_digest": digest, "tool_schemas": schemas})
         written = await self.store.put(inp.transcript.session_id, inp.assistant_seq, message, meta)
-        return summarize_reply(written, inp, cached=False, unsaid=self._unsaid(heard))
+        return summarize_reply(written, inp, cached=False, unsaid=unsaid)
 
-    def _unsaid(self, heard: Heard) -> Callable[[str, dict[str, JsonValue]], list[str]]:
+    def _unsaid(
+        self, inp: LlmTurnInput, messages: list[StoredMessage]
+    ) -> Callable[[str, dict[str, JsonValue]], list[str]]:
+        """The ``args_unsaid`` of a call; the conversation is indexed only when a reply
+        holds a call of a registered tool, so a text reply pays nothing."""
+        heard: list[Heard] = []
+
         def unsaid(name: str, args: dict[str, JsonValue]) -> list[str]:
             tool = self.registry.get(name)
-            return [] if tool is None else unsaid_arguments(args, tool.spec.parameters, heard)
+            if tool is None:
+                return []
+            if not heard:
+                heard.append(heard_in(inp, messages))
+            return unsaid_arguments(args, tool.spec.parameters, heard[0])
 
         return unsaid
 

@@ -17,7 +17,13 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, JsonValue
 
 from durable_loop.core.errors import ErrorCode
-from durable_loop.core.said_values import DIGIT_GAP, DIGITS, UNSTATED_FORMATS, value_text
+from durable_loop.core.said_values import (
+    DIGIT_GAP,
+    DIGITS,
+    UNSTATED_FORMATS,
+    required_names,
+    value_text,
+)
 from durable_loop.core.tools import ToolSpec
 
 Choice = Literal["call_tool", "clarify", "none"]
@@ -164,11 +170,6 @@ def parse_router(text: str, specs: list[ToolSpec]) -> RouterDecision | StepFailu
     return decision
 
 
-def _required(spec: ToolSpec) -> list[str]:
-    raw = spec.parameters.get("required")
-    return [str(r) for r in raw] if isinstance(raw, list) else []
-
-
 GENERIC_ARGUMENT_WORDS = frozenset({"id", "number", "no", "code", "name", "ref", "reference"})
 
 
@@ -191,7 +192,7 @@ def _tools_asked(
     named = [
         (s.name, _argument_words(arg, distinctive=distinctive, letters=letters))
         for s in specs
-        for arg in _required(s)
+        for arg in required_names(s.parameters)
     ]
     return list(dict.fromkeys(name for name, arg in named if arg and arg <= words))
 
@@ -295,7 +296,7 @@ def ungrounded_arguments(call: ExecutorCall, spec: ToolSpec, said: list[str]) ->
     conversation shown to the executor) was guessed. Dates and times are left out: "tomorrow"
     legitimately becomes digits.
     """
-    required = _required(spec)
+    required = required_names(spec.parameters)
     properties = spec.parameters.get("properties")
     props = properties if isinstance(properties, dict) else {}
     heard = " ".join(DIGIT_GAP.sub("", text) for text in said)
@@ -319,7 +320,7 @@ def stated_arguments(call: ExecutorCall, spec: ToolSpec, said: list[str]) -> boo
     when the executor fills every required value from the user's own words, never from a
     nickname it expanded or a value it guessed.
     """
-    required = _required(spec)
+    required = required_names(spec.parameters)
     if not required:
         return False
     heard = " ".join(DIGIT_GAP.sub("", text) for text in said).lower()
