@@ -100,7 +100,9 @@ class LlmActivities:
                 return []
             if not heard:
                 heard.append(heard_in(inp, messages))
-            return unsaid_arguments(args, tool.spec.parameters, heard[0])
+            return unsaid_arguments(
+                args, tool.spec.parameters, heard[0], tool=name, offered=inp.tool_names
+            )
 
         return unsaid
 
@@ -180,13 +182,16 @@ def heard_in(inp: LlmTurnInput, messages: list[StoredMessage]) -> Heard:
     """What the conversation says (the system prompt, the person's messages and the tool
     results; not the model's own calls), for the call summaries' ``args_unsaid``."""
     texts = [inp.system_prompt or ""]
+    asked: list[str] = []
     for stored in messages:
         message = stored.message
         if message.role == "tool":
             texts.append(tool_result_text(message))
         elif message.role in ("user", "system"):
             texts.append(message.content or "")
-    return Heard(texts)
+            if message.role == "user":
+                asked.append(message.content or "")
+    return Heard(texts, asked=asked)
 
 
 def summarize_reply(

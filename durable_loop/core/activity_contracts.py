@@ -105,8 +105,8 @@ class ToolCallSummary(BaseModel):
     )
     args_unsaid: list[str] = Field(
         default_factory=list,
-        description="Required arguments whose values the conversation never gave (names only; "
-        "core/said_values)",
+        description="Required arguments whose values the conversation never gave, of a tool "
+        "the person's messages do not name (names only; core/said_values)",
     )
 
 

@@ -3,13 +3,15 @@ words, the system prompt, tool results), or written by the model from nowhere.
 
 Shared by the router's grounding rule (digits only, ``core/router/protocol``) and the call
 summaries the LLM activity returns (``ToolCallSummary.args_unsaid``, read by the
-``refuse_unasked_call`` recovery). Pure and deterministic.
+``refuse_unasked_call`` recovery), which leaves out the tools the person named
+(:meth:`Heard.names_tool`): a value of a tool they asked for may come from knowledge ("more
+than 5 players" is 6; a deck holds 26 red cards). Pure and deterministic.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from pydantic import JsonValue
 
@@ -45,6 +47,19 @@ NUMBER_WORDS = {word: value for value, word in enumerate(_UNIT_WORDS.split())} |
     "triple": 3,
 }
 """Numbers people write as words: "three" is heard as 3."""
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+MIN_NAME_WORD = 3
+"""A tool name's words this long or longer may name it ("car" names ``car_rental``)."""
+_GENERIC_WORDS = (
+    "get set add new all api run use top find fetch search lookup look calculate compute "
+    "check list show view display create make generate update delete remove retrieve query "
+    "info information data details detail tool function service perform execute process "
+    "handle manage convert estimate determine analyze analyse analysis result results value "
+    "values item items record records send open read write single multiple"
+)
+GENERIC_TOOL_WORDS = frozenset(_GENERIC_WORDS.split())
+"""Words of tool names that name no subject: "calculate" in a question does not ask for
+``calculate_density``."""
 
 
 def value_text(value: JsonValue) -> str:
@@ -61,14 +76,32 @@ def required_names(parameters: Mapping[str, object]) -> list[str]:
 
 
 class Heard:
-    """The conversation's text, indexed for :func:`unsaid_arguments`."""
+    """The conversation's text, indexed for :func:`unsaid_arguments`: ``texts`` is all it
+    says, ``asked`` the person's own messages (a part of ``texts``)."""
 
-    def __init__(self, texts: list[str]) -> None:
+    def __init__(self, texts: list[str], *, asked: list[str] | None = None) -> None:
         text = " ".join(DIGIT_GAP.sub("", t) for t in texts).lower()
         words = _WORD.findall(text)
         self.runs = set(DIGITS.findall(text))
         self.runs |= {str(NUMBER_WORDS[w]) for w in words if w in NUMBER_WORDS}
         self.stems = {w[:STEM] for w in words if not w.isdigit()}
+        asked_words = _WORD.findall(" ".join(asked or []).lower())
+        self.asked = set(asked_words) | {w[:n] for w in asked_words for n in (MIN_WORD, STEM)}
+
+    def names_tool(self, tool: str, offered: Iterable[str] = ()) -> bool:
+        """Whether the person's messages name ``tool``'s subject: a word of its name that
+        no other ``offered`` tool's name holds, of :data:`MIN_NAME_WORD` letters or more
+        and not one of :data:`GENERIC_TOOL_WORDS`, is one they used or begins like one of
+        theirs (first :data:`MIN_WORD` or :data:`STEM` letters). "probability" names
+        ``probabilities_calculate``, "car" ``car_rental``; "board game" names
+        ``board_game_search`` but not ``card_game_search`` beside it, and "red card" no
+        ``fetch_DNA_sequence``."""
+        shared = {w for other in offered if other != tool for w in _name_words(other)}
+        return any(
+            w[:STEM] in self.asked
+            for w in _name_words(tool)
+            if len(w) >= MIN_NAME_WORD and w not in GENERIC_TOOL_WORDS and w not in shared
+        )
 
     def says(self, value: JsonValue, schema: Mapping[str, object]) -> bool:
         """Whether ``value`` could come from what was heard: each of its digit runs was
@@ -100,6 +133,10 @@ class Heard:
         return set(DIGITS.findall(written)) <= self.runs
 
 
+def _name_words(tool: str) -> list[str]:
+    return [w.lower() for w in _NAME_WORD.findall(tool)]
+
+
 def _number_forms(value: int | float) -> list[int | float]:
     """A number as written, and a fraction below 1 as the percentage it came from (8% is
     sent as 0.08)."""
@@ -109,11 +146,19 @@ def _number_forms(value: int | float) -> list[int | float]:
 
 
 def unsaid_arguments(
-    args: Mapping[str, JsonValue], parameters: Mapping[str, object], heard: Heard
+    args: Mapping[str, JsonValue],
+    parameters: Mapping[str, object],
+    heard: Heard,
+    *,
+    tool: str | None = None,
+    offered: Iterable[str] = (),
 ) -> list[str]:
     """Required arguments whose value the conversation never gave: digits nobody wrote, or
     a text none of whose words anybody used (``car_type: ["sedan", "truck"]`` for "find
-    lawyers in New York"). Date and time formats are left out."""
+    lawyers in New York"). Date and time formats are left out, and so is every argument of
+    a ``tool`` the person named among the ``offered`` ones (:meth:`Heard.names_tool`)."""
+    if tool is not None and heard.names_tool(tool, offered):
+        return []
     properties = parameters.get("properties")
     props = properties if isinstance(properties, Mapping) else {}
     unsaid: list[str] = []

@@ -103,3 +103,70 @@ def test_listed_dated_optional_and_structured_values_are_taken_as_said():
 
 def test_a_required_argument_the_call_leaves_out_is_not_reported():
     assert unsaid({"location": "New York"}, CAR_RENTAL, LAWYERS) == []
+
+
+def heard_asking(question: str) -> Heard:
+    return Heard([question], asked=[question])
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        (
+            "What is the probability of drawing a red card from a deck of 52?",
+            "probabilities_calculate_single",
+        ),
+        ("Find a board game for more than 5 players.", "board_game_search"),
+        ("Find a board game for more than 5 players.", "boardGameSearch"),
+        ("Which cards are in season?", "card_game_search"),
+    ],
+)
+def test_a_tool_whose_subject_the_person_named_has_no_unsaid_values(question, tool):
+    heard = heard_asking(question)
+    assert heard.names_tool(tool)
+    parameters = {"properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    assert unsaid_arguments({"n": 26}, parameters, heard, tool=tool) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "tool"),
+    [
+        (LAWYERS, "car_rental"),
+        ("Calculate the area of a circle with radius 5.", "plot_sine_wave"),
+        ("Calculate the area of a circle with radius 5.", "calculate_density"),
+        ("What is the probability of drawing a king from a deck of cards?", "fetch_DNA_sequence"),
+        ("Find the details of a gene mutation.", "find_details"),
+    ],
+)
+def test_generic_or_unused_words_of_a_tool_name_name_nothing(question, tool):
+    heard = heard_asking(question)
+    assert not heard.names_tool(tool)
+    args = {"location": "New York", "car_type": ["sedan"]}
+    assert "car_type" in unsaid_arguments(args, CAR_RENTAL, heard, tool=tool)
+
+
+def test_only_the_persons_own_messages_name_a_tool():
+    result = "Car rental is available at the airport."
+    heard = Heard([LAWYERS, result], asked=[LAWYERS])
+    assert not heard.names_tool("car_rental")
+    assert Heard([LAWYERS, result], asked=[LAWYERS, result]).names_tool("car_rental")
+
+
+def test_a_short_word_names_a_tool_only_when_said_whole():
+    assert heard_asking("Rent me a car in Boston.").names_tool("car_rental")
+    assert not heard_asking("Find a carpenter in Boston.").names_tool("car_rental")
+    assert not heard_asking("Get me the weather and add a note.").names_tool("get_add")
+
+
+def test_a_word_other_offered_tools_share_names_none_of_them():
+    heard = heard_asking("Find a board game for more than 5 players and a trivia game.")
+    offered = ["card_game_search", "board_game_search", "trivia_game_search"]
+    assert heard.names_tool("board_game_search", offered)
+    assert heard.names_tool("trivia_game_search", offered)
+    assert not heard.names_tool("card_game_search", offered)
+    assert heard.names_tool("card_game_search")  # alone, "game" names it
+    parameters = {"properties": {"theme": {"type": "string"}}, "required": ["theme"]}
+    args = {"theme": "science fiction"}
+    assert unsaid_arguments(args, parameters, heard, tool="card_game_search", offered=offered) == [
+        "theme"
+    ]

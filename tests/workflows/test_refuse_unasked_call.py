@@ -55,6 +55,20 @@ async def test_a_follow_up_call_with_values_from_the_request_and_results_runs(
     assert "tools" in requests[2].body
 
 
+async def test_a_call_of_a_tool_the_person_named_runs_with_values_of_the_models_own(
+    loop_worker, scripted_llm
+):
+    result, _, log, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [ADD, reply.tool_call("nap", {"seconds": 5, "label": "siesta"}, "nap"), reply.text("80")],
+        runtime=ON,
+        text="add 37 and 43, then take a short nap",
+    )
+    assert result.status == "completed" and result.recoveries == []
+    assert log.names() == ["add", "nap"]
+
+
 async def test_without_the_recovery_the_made_up_call_runs(loop_worker, scripted_llm):
     result, _, log, _ = await run_session(
         loop_worker,

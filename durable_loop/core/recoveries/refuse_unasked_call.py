@@ -9,9 +9,11 @@ a sedan and a truck there; asked for the area of a circle, it plots a sine wave 
 20. Such a call is a side effect nobody asked for, and on BFCL ``multiple`` the count of
 executed calls comes out wrong (docs/evals.md). What "nobody gave" means is
 ``core/said_values``: a required value with digits nobody wrote, or a text none of whose
-words the conversation (system prompt, the person's messages, tool results) used. The LLM
-activity, which holds the arguments, names such arguments in ``ToolCallSummary.args_unsaid``;
-this module decides from those names alone (carried out by core/guards and the loop).
+words the conversation (system prompt, the person's messages, tool results) used, of a
+tool the person's messages do not name (a named tool's values may be knowledge: "more than
+5 players" is 6). The LLM activity, which holds the arguments, names such arguments in
+``ToolCallSummary.args_unsaid``; this module decides from those names alone (carried out by
+core/guards and the loop).
 
 A follow-up call whose values come from a tool result ("work out 1260 / 3 and save the
 answer as a note": ``note_add`` with 420) is said, and runs.
