@@ -66,6 +66,8 @@ def summarize_group(
         latency=latency(records),
         failures=failures(records),
         recoveries=recoveries(records),
+        prompt_tokens=sum(r.prompt_tokens for r in records),
+        cached_prompt_tokens=sum(r.cached_prompt_tokens for r in records),
     )
 
 

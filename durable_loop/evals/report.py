@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -123,7 +123,24 @@ def markdown(records: Sequence[RunRecord], summary: Summary) -> str:
         text = ", ".join(f"{k} x{v}" for k, v in reasons.items()) or "none"
         lines.append(f"- {model} / {profile} / {variant}: {text}")
     lines += recovery_lines(records, scenarios)
+    lines += prompt_cache_lines(groups)
     return "\n".join(lines) + "\n"
+
+
+def prompt_cache_lines(groups: Mapping[Hashable, Sequence[RunRecord]]) -> list[str]:
+    """How much of each variant's prompts the server read from its cache. A llama.cpp
+    server keeps the prompts it has seen, so a second run of the same entries is several
+    times faster than the first: latencies compare only at a like share."""
+    if not any(r.cached_prompt_tokens for rows in groups.values() for r in rows):
+        return []
+    lines = ["", "Prompt tokens read from the server's cache (latency falls as this rises):", ""]
+    for key, rows in groups.items():
+        model, profile, variant = (str(part) for part in key)  # type: ignore[attr-defined]
+        total = sum(r.prompt_tokens for r in rows)
+        cached = sum(r.cached_prompt_tokens for r in rows)
+        share = _pct(cached / total) if total else "-"
+        lines.append(f"- {model} / {profile} / {variant}: {share} ({cached:,} of {total:,})")
+    return lines
 
 
 def recovery_lines(records: Sequence[RunRecord], scenarios: list[str]) -> list[str]:

@@ -132,6 +132,8 @@ async def run_job(job: Job, target: EvalTarget) -> RunRecord:
         error_code=trace.error_code,
         session_id=session_id,
         recoveries=list(result.recoveries) if result else [],
+        prompt_tokens=result.usage.input_tokens if result else 0,
+        cached_prompt_tokens=result.usage.cached_tokens if result else 0,
     )
 
 

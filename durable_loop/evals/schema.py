@@ -28,6 +28,14 @@ class RunRecord(BaseModel):
     recoveries: list[str] = Field(
         default_factory=list, description="Named recoveries the run used (RunResult.recoveries)"
     )
+    prompt_tokens: int = Field(
+        default=0, description="Prompt tokens of the run's LLM turns (RunResult.usage)"
+    )
+    cached_prompt_tokens: int = Field(
+        default=0,
+        description="Of those, what the server read from its prompt cache: a run whose "
+        "prompts a server has seen before is faster (docs/evals.md)",
+    )
 
 
 class Latency(BaseModel):
@@ -54,6 +62,8 @@ class GroupSummary(BaseModel):
     recoveries: dict[str, int] = Field(
         default_factory=dict, description="Named recovery -> how many times the runs used it"
     )
+    prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0
 
 
 class Summary(BaseModel):

@@ -62,6 +62,7 @@ def test_offline_run_writes_a_valid_report(tmp_path: Path):
         for line in (directory / "runs.jsonl").read_text().splitlines()
     ]
     assert len(records) == 2 * 2 * 2 * 2  # behaviours x strategies x scenarios x trials
+    assert all(r.prompt_tokens > 0 and r.cached_prompt_tokens == 0 for r in records)
     summary = Summary.model_validate_json((directory / "summary.json").read_text())
     assert summary.trials == 2 and summary.mode == "offline"
     # tags_as_text fails only its baseline tool scenario (happy_path, both trials)

@@ -151,7 +151,7 @@ class OpenAICompatAdapter:
         return ProviderReply(
             message=Message(role="assistant", content=content, tool_calls=calls),
             finish_reason=finish if isinstance(finish, str) else None,
-            usage=_usage(body.get("usage")),
+            usage=_usage(body.get("usage"), body.get("timings")),
         )
 
     def request_headers(self, api_key: str | None) -> dict[str, str]:
@@ -161,11 +161,15 @@ class OpenAICompatAdapter:
         return classify_http_status(status)
 
 
-def _usage(raw: object) -> Usage:
+def _usage(raw: object, timings: object = None) -> Usage:
+    """Token counts; the cached prompt tokens from ``prompt_tokens_details`` or, from a
+    llama.cpp server, which reports them only in its ``timings`` (``cache_n``)."""
     if not isinstance(raw, dict):
         return Usage()
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens", 0) if isinstance(details, dict) else 0
+    if not isinstance(details, dict) and isinstance(timings, dict):
+        cached = timings.get("cache_n", 0)
 
     def _int(value: object) -> int:
         return value if isinstance(value, int) and value >= 0 else 0

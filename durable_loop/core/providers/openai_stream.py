@@ -30,12 +30,15 @@ class ChunkAssembler:
         self.calls: dict[int, dict[str, str]] = {}
         self.finish: str | None = None
         self.usage: JsonValue = None
+        self.timings: JsonValue = None
         self.seen_content = False
 
     def feed(self, event: dict[str, JsonValue]) -> str:
         """Take one event; return the text it adds (for the caller to stream on)."""
         if event.get("usage"):
             self.usage = event["usage"]
+        if event.get("timings"):
+            self.timings = event["timings"]
         choices = event.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             return ""
@@ -85,4 +88,5 @@ class ChunkAssembler:
             "object": "chat.completion",
             "choices": [{"index": 0, "message": message, "finish_reason": self.finish}],
             "usage": self.usage,
+            "timings": self.timings,
         }

@@ -46,6 +46,21 @@ def test_parallel_tool_call_deltas_merge_by_index_and_usage_is_kept():
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (7, 3)
 
 
+def test_a_llama_cpp_stream_keeps_the_cached_prompt_tokens_of_its_timings():
+    assembler = ChunkAssembler()
+    assembler.feed(event({"content": "Hi"}))
+    assembler.feed(
+        {
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 278, "completion_tokens": 1},
+            "timings": {"cache_n": 255, "prompt_n": 23},
+        }
+    )
+    body = assembler.body()
+    usage = OpenAICompatAdapter().parse_response(body, json.dumps(body)).usage
+    assert (usage.input_tokens, usage.cached_tokens) == (278, 255)
+
+
 def test_text_deltas_are_returned_as_they_come():
     assembler = ChunkAssembler()
     pieces = [assembler.feed(event({"content": p})) for p in ("Hel", "lo")]
