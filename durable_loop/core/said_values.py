@@ -86,7 +86,7 @@ class Heard:
         self.runs |= {str(NUMBER_WORDS[w]) for w in words if w in NUMBER_WORDS}
         self.stems = {w[:STEM] for w in words if not w.isdigit()}
         asked_words = _WORD.findall(" ".join(asked or []).lower())
-        self.asked = set(asked_words) | {w[:n] for w in asked_words for n in (MIN_WORD, STEM)}
+        self.asked = {w[:n] for w in asked_words for n in (MIN_WORD, STEM)}
 
     def names_tool(self, tool: str, offered: Iterable[str] = ()) -> bool:
         """Whether the person's messages name ``tool``'s subject: a word of its name that
