@@ -170,6 +170,7 @@ async def test_finalize_after_repeat_asks_for_the_answer_in_the_repeat_turn(
         scripted_llm,
         [*REPEAT, reply.text("37 + 43 is 80.")],
         runtime=RuntimeConfig(finalize_after_repeat=True, finalize_text_call_reply=True),
+        text="Add 37 and 43, then tell me the sum.",
     )
     assert result.status == "completed", result.error
     assert result.reply == "37 + 43 is 80." and result.recoveries == ["finalize_after_repeat"]
@@ -180,6 +181,7 @@ async def test_finalize_after_repeat_asks_for_the_answer_in_the_repeat_turn(
     assert reused["role"] == "tool"
     assert prompt["role"] == "user" and "repeated an earlier one" in prompt["content"]
     assert "- add: " in prompt["content"] and "80" in prompt["content"]
+    assert 'request was: "Add 37 and 43, then tell me the sum."\n' in prompt["content"]
     assert [m.message.synthetic for m in stored if m.message.role == "user"] == [False, True]
 
 

@@ -45,6 +45,9 @@ class LastFailure:
     text: str
 
 
+REQUEST_CHARS = 500
+
+
 @dataclass
 class MessageFacts:
     """What the loop knows about the running message, kept current by the loop."""
@@ -67,6 +70,11 @@ class MessageFacts:
 
     def used(self, name: str) -> int:
         return self.uses.get(name, 0)
+
+    def quoted_request(self) -> str:
+        """The person's message as a request to the model quotes it (cut to
+        ``REQUEST_CHARS``)."""
+        return self.request_text[:REQUEST_CHARS]
 
     def note_result(self, tool: str, text: str) -> None:
         self.results.append((tool, text))

@@ -44,7 +44,6 @@ ROUTED_TEXT = (
 """For the gate's tool. Quoting the request is what carries the value into the call: with
 DEFAULT_TEXT the packaged model saved "This is a note." instead of the result (docs/evals.md).
 A constant, not a setting, so the settings digest of running sessions stays as it was."""
-REQUEST_CHARS = 500
 
 
 class CallRequestedTool(RecoverySettings):
@@ -65,7 +64,7 @@ def judge(settings: CallRequestedTool, event: Event, facts: MessageFacts) -> Act
         if routed is None:
             return None
         name = routed
-        prompt = ROUTED_TEXT.format(request=facts.request_text[:REQUEST_CHARS], name=routed)
+        prompt = ROUTED_TEXT.format(request=facts.quoted_request(), name=routed)
     asked.add(name)
     return Action(prompt=prompt, tools_off=False, require_tool_call=True)
 

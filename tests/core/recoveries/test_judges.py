@@ -8,10 +8,11 @@ import pytest
 from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.recoveries import Event, MessageFacts
 from durable_loop.core.recoveries import call_requested_tool as requested
+from durable_loop.core.recoveries import finalize_after_repeat as after_repeat
 from durable_loop.core.recoveries import finalize_text_call_reply as finalize
 from durable_loop.core.recoveries import fix_empty_final as empty
 from durable_loop.core.recoveries import retry_after_tool_error as retry
-from durable_loop.core.reply_check import TEXT_CALL_PATCH_ID, answer_check
+from durable_loop.core.reply_check import NO_RESULTS, TEXT_CALL_PATCH_ID, answer_check
 
 
 def facts(
@@ -55,6 +56,32 @@ def test_retry_leaves_a_final_failure_standing_under_its_patch():
     f.note_outcome("note_add", [ErrorCode.TOOL_CALL_REJECTED], "rejected")
     assert retry.judge(retry.RetryAfterToolError(), Event(), f) is None
     assert patches == [retry.FINAL_FAILURES_PATCH_ID]
+
+
+def test_finalize_after_repeat_quotes_the_request_on_a_line_of_its_own():
+    f = facts(request_text="Save a note saying buy milk, then tell me how many notes I have.")
+    f.note_result("note_list", '[{"id": 1, "text": "buy milk"}]')
+    settings = after_repeat.FinalizeAfterRepeat()
+    action = after_repeat.judge(settings, Event(), f)
+    assert action is not None
+    assert '- note_list: [{"id": 1, "text": "buy milk"}]\nThe user\'s request was: "Save a' in (
+        action.prompt
+    )
+    assert action.prompt.endswith(
+        "how many notes I have.\"\nAnswer the user's request now in "
+        "one or two plain sentences, using these results. Do not write JSON, code or a "
+        "function call."
+    )
+
+
+def test_finalize_after_repeat_without_a_request_or_with_an_older_text():
+    resumed = after_repeat.judge(after_repeat.FinalizeAfterRepeat(), Event(), facts())
+    assert resumed is not None and "request was" not in resumed.prompt
+    assert f"results so far:\n{NO_RESULTS}\nAnswer the user's" in resumed.prompt
+    older = after_repeat.FinalizeAfterRepeat(text=after_repeat.TEXT_UNTIL_2026_11_27)
+    action = after_repeat.judge(older, Event(), facts(request_text="What is 2 + 2?"))
+    assert action is not None and action.prompt.startswith("You already made that call")
+    assert "What is 2 + 2?" not in action.prompt
 
 
 def test_call_requested_tool_asks_once_per_named_tool():
