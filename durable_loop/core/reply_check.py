@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.transforms.text_calls import (
@@ -147,14 +147,25 @@ def negates_anything(request: str) -> bool:
     return bool(NEGATIONS.intersection(re.findall(r"[\w']+", request.lower())))
 
 
-def results_digest(results: list[tuple[str, str]], limit: int = 600) -> str:
-    """One line per recorded result, ``- name: preview``, newest kept within ``limit``."""
-    lines = [f"- {name}: {' '.join(text.split())}" for name, text in results]
+def results_digest(
+    results: list[tuple[str, str]], limit: int = 600, purposes: Mapping[str, str] | None = None
+) -> str:
+    """One line per recorded result, ``- name (purpose): preview``, newest kept within
+    ``limit``. ``purposes`` maps a tool to what it does (``core/tools.tool_purpose``): shown
+    only ``note_add: {"text": "email Anna the slides"}``, the local model took the saved note
+    for the task and answered how to send the email (docs/evals.md)."""
+    purposes = purposes or {}
+    lines = [f"- {_labelled(name, purposes)}: {' '.join(text.split())}" for name, text in results]
     while lines and sum(len(line) + 1 for line in lines) > limit and len(lines) > 1:
         lines.pop(0)
     if not lines:
         return NO_RESULTS
     return "\n".join(line if len(line) <= limit else line[: limit - 1] + "…" for line in lines)
+
+
+def _labelled(tool: str, purposes: Mapping[str, str]) -> str:
+    purpose = purposes.get(tool)
+    return f"{tool} ({purpose})" if purpose else tool
 
 
 def unknown_call_message(call: TextCall, recovered: bool) -> str:

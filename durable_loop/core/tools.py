@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
@@ -14,6 +15,19 @@ from durable_loop.core.tool_names import check_tool_name
 def _unset(value: object) -> bool:
     """Left out of payloads while unset, so specs keep the histories they had before."""
     return value is None
+
+
+PURPOSE_CHARS = 100
+_CLAUSE_END = re.compile(r"[.;:](?:\s|$)|\n")
+
+
+def tool_purpose(description: str) -> str:
+    """What a tool does, in a few words: its description's first clause (up to the first
+    ``.``, ``;``, ``:`` or line break), cut at a word within :data:`PURPOSE_CHARS`."""
+    clause = _CLAUSE_END.split(description.strip(), maxsplit=1)[0].strip()
+    if len(clause) <= PURPOSE_CHARS:
+        return clause
+    return clause[: PURPOSE_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _empty_object_schema() -> dict[str, JsonValue]:

@@ -51,10 +51,19 @@ JUDGED: tuple[Stage, ...] = ("reply", "failure", "answer", "repeat")
 class ReplyGuard:
     """What the loop knows about the message, and the recoveries its config uses."""
 
-    def __init__(self, config: RuntimeConfig, registered: set[str], offered: list[str]) -> None:
+    def __init__(
+        self,
+        config: RuntimeConfig,
+        registered: set[str],
+        offered: list[str],
+        purposes: dict[str, str] | None = None,
+    ) -> None:
         self.config = config
         self.facts = MessageFacts(
-            registered=frozenset(registered), offered=offered, patched=workflow.patched
+            registered=frozenset(registered),
+            offered=offered,
+            patched=workflow.patched,
+            purposes=purposes or {},
         )
         self.stages: dict[Stage, list[tuple[Recovery[Any], RecoverySettings]]] = {
             stage: judges(config.recoveries, stage) for stage in JUDGED
@@ -89,9 +98,7 @@ class ReplyGuard:
         assert isinstance(settings, refuse_unasked_call.RefuseUnaskedCall)
         self.facts.uses[refuse_unasked_call.NAME] = self.facts.used(refuse_unasked_call.NAME) + 1
         result.recoveries.append(refuse_unasked_call.NAME)
-        return refuse_unasked_call.finalization(
-            settings, call.name, call.args_unsaid, self.facts.results
-        )
+        return refuse_unasked_call.finalization(settings, call.name, call.args_unsaid, self.facts)
 
     def _first(self, stage: Stage, event: Event, result: RunResult) -> Action | None:
         for recovery, settings in self.stages[stage]:

@@ -98,6 +98,14 @@ def test_results_digest_keeps_the_newest_lines_within_the_limit() -> None:
     assert results_digest([]) == "(no tool returned a result)"
 
 
+def test_results_digest_names_what_a_tool_does_where_it_is_known() -> None:
+    results = [("note_add", '{"id": 1}'), ("calculate", "6")]
+    purposes = {"note_add": "Save a short note for later", "calculate": ""}
+    assert results_digest(results, purposes=purposes) == (
+        '- note_add (Save a short note for later): {"id": 1}\n- calculate: 6'
+    )
+
+
 @pytest.mark.parametrize(
     "text",
     [

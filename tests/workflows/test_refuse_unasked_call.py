@@ -30,7 +30,7 @@ async def test_a_made_up_call_after_the_asked_one_is_refused_and_the_message_fin
     assert refused["role"] == "tool" and "ARGUMENTS_NOT_GIVEN" in refused["content"]
     assert "seconds, label" in refused["content"]
     assert prompt["role"] == "user" and "No more tools will run" in prompt["content"]
-    assert "- add: " in prompt["content"] and "nap" not in prompt["content"]
+    assert "- add (Add two integers): " in prompt["content"] and "nap" not in prompt["content"]
     assert [m.message.synthetic for m in stored if m.message.role == "user"] == [False, True]
     nap_result = next(m.message for m in stored if m.message.name == "nap")
     assert nap_result.envelope is not None and not nap_result.envelope.ok

@@ -45,7 +45,7 @@ async def test_finalize_text_call_reply_quotes_the_results_and_returns_the_answe
     assert "tools" not in final_request.body
     prompt = final_request.messages[-1]
     assert prompt["role"] == "user" and "tool call written as text" in prompt["content"]
-    assert "- add: " in prompt["content"] and "80" in prompt["content"]
+    assert "- add (Add two integers): " in prompt["content"] and "80" in prompt["content"]
     assert [m.message.synthetic for m in stored if m.message.role == "user"][-1] is True
 
 
@@ -180,7 +180,7 @@ async def test_finalize_after_repeat_asks_for_the_answer_in_the_repeat_turn(
     reused, prompt = final_request.messages[-2:]
     assert reused["role"] == "tool"
     assert prompt["role"] == "user" and "repeated an earlier one" in prompt["content"]
-    assert "- add: " in prompt["content"] and "80" in prompt["content"]
+    assert "- add (Add two integers): " in prompt["content"] and "80" in prompt["content"]
     assert 'request was: "Add 37 and 43, then tell me the sum."\n' in prompt["content"]
     assert [m.message.synthetic for m in stored if m.message.role == "user"] == [False, True]
 

@@ -18,6 +18,7 @@ from typing import Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from durable_loop.core.errors import CodedError
+from durable_loop.core.reply_check import results_digest
 
 Stage = Literal["reply", "failure", "answer", "repeat", "typed", "refused_call", "call", "message"]
 """Where a recovery fires. ``reply``: on every final reply, before the checks.
@@ -60,6 +61,8 @@ class MessageFacts:
     """The person's message (empty for a message resumed after approvals)."""
     routed_tool: str | None = None
     """The tool the conversation gate routed the message to (None without a gate)."""
+    purposes: dict[str, str] = field(default_factory=dict)
+    """Tool -> what it does (``core/tools.tool_purpose``), shown beside its results."""
     results: list[tuple[str, str]] = field(default_factory=list)
     called: set[str] = field(default_factory=set)
     last_failure: LastFailure | None = None
@@ -75,6 +78,12 @@ class MessageFacts:
         """The person's message as a request to the model quotes it (cut to
         ``REQUEST_CHARS``)."""
         return self.request_text[:REQUEST_CHARS]
+
+    def results_digest(self, leave_out: str | None = None) -> str:
+        """The recorded results as a finalization request quotes them (``leave_out``: a
+        tool whose results are not shown)."""
+        kept = [(tool, text) for tool, text in self.results if tool != leave_out]
+        return results_digest(kept, purposes=self.purposes)
 
     def note_result(self, tool: str, text: str) -> None:
         self.results.append((tool, text))

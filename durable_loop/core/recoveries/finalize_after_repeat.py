@@ -14,7 +14,6 @@ from durable_loop.core.recoveries.base import (
     Recovery,
     RecoverySettings,
 )
-from durable_loop.core.reply_check import results_digest
 
 NAME = "finalize_after_repeat"
 PATCH_ID = "finalize-after-repeat"
@@ -54,7 +53,7 @@ def judge(settings: FinalizeAfterRepeat, event: Event, facts: MessageFacts) -> A
         return None
     return Action(
         prompt=settings.text.format(
-            results=results_digest(facts.results),
+            results=facts.results_digest(),
             request=REQUEST_LINE.format(text=facts.quoted_request()) if facts.request_text else "",
         )
     )
@@ -65,10 +64,13 @@ RECOVERY = Recovery(
     settings=FinalizeAfterRepeat,
     stage="repeat",
     fixes="a repeat answered by the repeated-call guard: the finalization request follows "
-    "at once (recorded results and the person's request quoted, no tools)",
+    "at once (recorded results with what each tool does, and the person's request quoted, "
+    "no tools)",
     effect="local Qwen2.5-Coder, everyday: one turn fewer (quote_result 4 -> 3 turns, "
     "save_then_list 5 -> 4); used in 34 of 35 production runs. Quoting the request "
-    "(2026-11-28): everyday tool scenarios 14/17 -> 16/17, 10 held-out wordings 5/10 -> 7/10",
+    "(2026-11-28): everyday tool scenarios 14/17 -> 16/17, 10 held-out wordings 5/10 -> 7/10. "
+    "Each result beside what its tool does (2026-11-28, 5 trials): 81/90 -> 85/90 "
+    "(email_anna 1/5 -> 5/5)",
     judge=judge,
     patch_id=PATCH_ID,
     legacy=Legacy(

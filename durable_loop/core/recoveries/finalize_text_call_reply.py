@@ -15,7 +15,7 @@ from durable_loop.core.recoveries.base import (
     Recovery,
     RecoverySettings,
 )
-from durable_loop.core.reply_check import TEXT_CALL_PATCH_ID, results_digest
+from durable_loop.core.reply_check import TEXT_CALL_PATCH_ID
 
 NAME = "finalize_text_call_reply"
 DEFAULT_TEXT = (
@@ -37,9 +37,7 @@ def judge(settings: FinalizeTextCallReply, event: Event, facts: MessageFacts) ->
     failure = event.failure
     if failure is None or failure.code != ErrorCode.REPLY_NOT_AN_ANSWER or facts.used(NAME):
         return None
-    return Action(
-        prompt=settings.text.format(results=results_digest(facts.results)), tools_off=True
-    )
+    return Action(prompt=settings.text.format(results=facts.results_digest()), tools_off=True)
 
 
 RECOVERY = Recovery(

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from durable_loop.core.recoveries.base import Action, Recovery, RecoverySettings
-from durable_loop.core.reply_check import results_digest
+from durable_loop.core.recoveries.base import Action, MessageFacts, Recovery, RecoverySettings
 
 NAME = "refuse_unasked_call"
 PATCH_ID = "refuse-unasked-call"
@@ -59,14 +58,12 @@ def refusal_message(tool: str, unsaid: list[str]) -> str:
 
 
 def finalization(
-    settings: RefuseUnaskedCall, tool: str, unsaid: list[str], results: list[tuple[str, str]]
+    settings: RefuseUnaskedCall, tool: str, unsaid: list[str], facts: MessageFacts
 ) -> Action:
     """The finalization request after the refused call (tools withdrawn)."""
     return Action(
         prompt=settings.text.format(
-            tool=tool,
-            arguments=", ".join(unsaid),
-            results=results_digest([(name, text) for name, text in results if name != tool]),
+            tool=tool, arguments=", ".join(unsaid), results=facts.results_digest(leave_out=tool)
         ),
         tools_off=True,
     )

@@ -11,6 +11,7 @@ from durable_loop.core.recoveries import call_requested_tool as requested
 from durable_loop.core.recoveries import finalize_after_repeat as after_repeat
 from durable_loop.core.recoveries import finalize_text_call_reply as finalize
 from durable_loop.core.recoveries import fix_empty_final as empty
+from durable_loop.core.recoveries import refuse_unasked_call as unasked
 from durable_loop.core.recoveries import retry_after_tool_error as retry
 from durable_loop.core.reply_check import NO_RESULTS, TEXT_CALL_PATCH_ID, answer_check
 
@@ -82,6 +83,27 @@ def test_finalize_after_repeat_without_a_request_or_with_an_older_text():
     action = after_repeat.judge(older, Event(), facts(request_text="What is 2 + 2?"))
     assert action is not None and action.prompt.startswith("You already made that call")
     assert "What is 2 + 2?" not in action.prompt
+
+
+def test_finalization_requests_say_what_each_tool_does_beside_its_results():
+    purposes = {"note_add": "Save a short note for later", "calculate": ""}
+    f = facts(request_text="Note for later: email Anna the slides.", purposes=purposes)
+    f.note_result("note_add", '{"id": 1, "text": "email Anna the slides"}')
+    f.note_result("calculate", "6")
+    shown = (
+        '- note_add (Save a short note for later): {"id": 1, "text": "email Anna the slides"}\n'
+        "- calculate: 6\n"
+    )
+    repeat = after_repeat.judge(after_repeat.FinalizeAfterRepeat(), Event(), f)
+    assert repeat is not None and shown in repeat.prompt
+    text_call = CodedError(code=ErrorCode.REPLY_NOT_AN_ANSWER, message="a text call")
+    action = finalize.judge(finalize.FinalizeTextCallReply(), Event(failure=text_call), f)
+    assert action is not None and shown in action.prompt
+    refused = unasked.finalization(unasked.RefuseUnaskedCall(), "calculate", ["expression"], f)
+    assert refused.prompt.startswith(
+        "No more tools will run. The tool results so far:\n- note_add (Save a short note "
+        'for later): {"id": 1, "text": "email Anna the slides"}\nAnswer my request'
+    )
 
 
 def test_call_requested_tool_asks_once_per_named_tool():
