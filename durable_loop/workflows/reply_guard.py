@@ -20,6 +20,7 @@ takes the same branches. Deterministic workflow code.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -56,14 +57,14 @@ class ReplyGuard:
         config: RuntimeConfig,
         registered: set[str],
         offered: list[str],
-        purposes: dict[str, str] | None = None,
+        descriptions: Mapping[str, str],
     ) -> None:
         self.config = config
         self.facts = MessageFacts(
             registered=frozenset(registered),
             offered=offered,
             patched=workflow.patched,
-            purposes=purposes or {},
+            descriptions=descriptions,
         )
         self.stages: dict[Stage, list[tuple[Recovery[Any], RecoverySettings]]] = {
             stage: judges(config.recoveries, stage) for stage in JUDGED

@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from durable_loop.core.recoveries.withhold_tools_from_conversation import (
         WithholdToolsFromConversation,
     )
-    from durable_loop.core.tools import ToolCatalog, tool_purpose, visible_tool_names
+    from durable_loop.core.tools import ToolCatalog, visible_tool_names
 
 from durable_loop.workflows.activity_calls import (
     LLM_NON_RETRYABLE,
@@ -119,7 +119,7 @@ class MessageLoop(ToolTurn):
             self.config,
             self.registered,
             self.visible if self._send_tools_configured() else [],
-            {name: tool_purpose(spec.description) for name, spec in registered.items()},
+            {name: spec.description for name, spec in registered.items()},
         )
         self.repairs = ArgumentRepairs(session_id, settings, registered)
 

@@ -11,7 +11,7 @@ exactly where the loop used to, and stays testable without a workflow.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from durable_loop.core.errors import CodedError
 from durable_loop.core.reply_check import results_digest
+from durable_loop.core.tools import tool_purpose
 
 Stage = Literal["reply", "failure", "answer", "repeat", "typed", "refused_call", "call", "message"]
 """Where a recovery fires. ``reply``: on every final reply, before the checks.
@@ -61,8 +62,9 @@ class MessageFacts:
     """The person's message (empty for a message resumed after approvals)."""
     routed_tool: str | None = None
     """The tool the conversation gate routed the message to (None without a gate)."""
-    purposes: dict[str, str] = field(default_factory=dict)
-    """Tool -> what it does (``core/tools.tool_purpose``), shown beside its results."""
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+    """Tool -> its description; what it does (``core/tools.tool_purpose``) is shown beside
+    its results, worked out only when a finalization quotes them."""
     results: list[tuple[str, str]] = field(default_factory=list)
     called: set[str] = field(default_factory=set)
     last_failure: LastFailure | None = None
@@ -83,7 +85,12 @@ class MessageFacts:
         """The recorded results as a finalization request quotes them (``leave_out``: a
         tool whose results are not shown)."""
         kept = [(tool, text) for tool, text in self.results if tool != leave_out]
-        return results_digest(kept, purposes=self.purposes)
+        purposes = {
+            tool: tool_purpose(self.descriptions[tool])
+            for tool in {tool for tool, _ in kept}
+            if tool in self.descriptions
+        }
+        return results_digest(kept, purposes=purposes)
 
     def note_result(self, tool: str, text: str) -> None:
         self.results.append((tool, text))

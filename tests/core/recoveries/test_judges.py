@@ -86,8 +86,8 @@ def test_finalize_after_repeat_without_a_request_or_with_an_older_text():
 
 
 def test_finalization_requests_say_what_each_tool_does_beside_its_results():
-    purposes = {"note_add": "Save a short note for later", "calculate": ""}
-    f = facts(request_text="Note for later: email Anna the slides.", purposes=purposes)
+    descriptions = {"note_add": "Save a short note for later. Returns its id.", "calculate": ""}
+    f = facts(request_text="Note for later: email Anna the slides.", descriptions=descriptions)
     f.note_result("note_add", '{"id": 1, "text": "email Anna the slides"}')
     f.note_result("calculate", "6")
     shown = (
