@@ -43,6 +43,8 @@ HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_ALIAS = "qwen2.5-coder-1.5b-instruct"
 N_CTX = 4096
+MAX_N_CTX = 32768
+"""The context Qwen2.5-Coder (1.5B and 0.5B) was trained on."""
 
 
 class LocalLlmError(CliError):
@@ -199,6 +201,17 @@ def local_llm_command(
     ] = None,
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1")] = DEFAULT_PORT,
     threads: Annotated[int | None, typer.Option(help="CPU threads (default: all cores)")] = None,
+    ctx_size: Annotated[
+        int,
+        typer.Option(
+            "--ctx-size",
+            min=512,
+            max=MAX_N_CTX,
+            help="Context window in tokens, prompt and reply together; each 1,024 tokens "
+            "hold ~28 MiB of cache. A request longer than this is refused (BFCL "
+            "multi_turn_base's tools alone take 4,000-8,000).",
+        ),
+    ] = N_CTX,
     fetch_only: Annotated[
         bool, typer.Option("--fetch-only", help="Fetch and verify the model, then exit")
     ] = False,
@@ -224,13 +237,18 @@ def local_llm_command(
     if fetch_only:
         return
     with serve_local_model(
-        path, port=port, threads=threads, alias=variant.alias, fix_tool_arguments=fix_template
+        path,
+        port=port,
+        threads=threads,
+        alias=variant.alias,
+        n_ctx=ctx_size,
+        fix_tool_arguments=fix_template,
     ) as srv:
         stop = threading.Event()
         previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in STOP_SIGNALS}
         console.print(
             f"serving {variant.title} as [bold]{srv.model_alias}[/] "
-            f"(loaded in {srv.load_seconds:.1f}s)\n"
+            f"(context {ctx_size} tokens, loaded in {srv.load_seconds:.1f}s)\n"
             f"base URL: [bold]{srv.api_base}[/]  (POST /chat/completions)\n"
             "Ctrl-C stops the server.",
             highlight=False,

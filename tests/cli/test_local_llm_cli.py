@@ -51,6 +51,14 @@ def test_unknown_model_lists_the_choices():
     assert "1.5b, 0.5b" in line
 
 
+@pytest.mark.parametrize("size", ["100", "65536"])
+def test_a_ctx_size_the_model_cannot_hold_is_refused_before_anything_starts(size: str):
+    result = run("--ctx-size", size, "--no-fetch")
+    assert result.exit_code == 2
+    assert "Invalid value for '--ctx-size'" in result.output
+    assert "MODEL_MISSING" not in result.output
+
+
 def test_fetch_only_with_a_complete_file_fetches_nothing(tmp_path: Path):
     variant = variant_of("1.5b")
     path = model_path(variant, tmp_path)

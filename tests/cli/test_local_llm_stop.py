@@ -20,7 +20,9 @@ from durable_loop.cli.model_fetch import ModelSource, model_path, source_path, v
 from tests.cli.test_devserver import CLI, _read_until, children_of
 
 RUNTIME = '''
-"""Stand-in for xllamacpp: CommonParams and a Server answering /health in a thread."""
+"""Stand-in for xllamacpp: CommonParams and a Server answering /health in a thread (and
+writing the context size it was given to $STANDIN_N_CTX_FILE, when set)."""
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
@@ -45,6 +47,9 @@ class _Health(BaseHTTPRequestHandler):
 
 class Server:
     def __init__(self, params):
+        if os.environ.get("STANDIN_N_CTX_FILE"):
+            with open(os.environ["STANDIN_N_CTX_FILE"], "w") as out:
+                out.write(str(params.n_ctx))
         self._http = ThreadingHTTPServer((params.hostname, params.port), _Health)
         threading.Thread(target=self._http.serve_forever, daemon=True).start()
 
@@ -71,24 +76,29 @@ def complete_model(cache: Path) -> None:
     source_path(path).write_text(record.model_dump_json())
 
 
-@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
-def test_local_llm_stops_on_a_signal_and_frees_its_port(
-    tmp_path: Path, stop_signal: signal.Signals
-):
+def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``local-llm`` on the stand-in runtime and a complete 0.5b model file, on a free port."""
     runtime = tmp_path / "runtime"
     runtime.mkdir()
     (runtime / "xllamacpp.py").write_text(RUNTIME)
     complete_model(tmp_path)
-    port = free_port()
     pythonpath = os.pathsep.join([str(runtime), os.environ.get("PYTHONPATH", "")])
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [
             *CLI, "local-llm", "--model", "0.5b", "--cache-dir", str(tmp_path), "--no-fetch",
-            "--stock-template", "--port", str(port),
+            "--stock-template", *args,
         ],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "PYTHONPATH": pythonpath, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONPATH": pythonpath, "PYTHONUNBUFFERED": "1", **(env or {})},
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
+def test_local_llm_stops_on_a_signal_and_frees_its_port(
+    tmp_path: Path, stop_signal: signal.Signals
+):
+    port = free_port()
+    process = start(tmp_path, "--port", str(port))
     try:
         _read_until(process, "base URL:", timeout_s=60)
         assert not port_is_free(port)
@@ -101,3 +111,25 @@ def test_local_llm_stops_on_a_signal_and_frees_its_port(
     assert process.returncode == 0, out
     assert "stopping" in out
     assert port_is_free(port)
+
+
+def test_ctx_size_reaches_the_server_and_is_announced(tmp_path: Path):
+    """Longer requests (BFCL multi_turn_base's tools alone take 4,000-8,000 tokens) need a
+    larger context than the default 4,096; the default itself is what the server gets
+    without the flag."""
+    given = tmp_path / "n_ctx"
+    for args, expected in (((), "4096"), (("--ctx-size", "16384"), "16384")):
+        cache = tmp_path / expected
+        cache.mkdir()
+        process = start(
+            cache, "--port", str(free_port()), *args, env={"STANDIN_N_CTX_FILE": str(given)}
+        )
+        try:
+            out = "\n".join(_read_until(process, "base URL:", timeout_s=60))
+            process.send_signal(signal.SIGTERM)
+            process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert f"(context {expected} tokens, loaded in" in out
+        assert given.read_text() == expected
