@@ -209,7 +209,7 @@ def local_llm_command(
             max=MAX_N_CTX,
             help="Context window in tokens, prompt and reply together; each 1,024 tokens "
             "hold ~28 MiB of cache. A request longer than this is refused (BFCL "
-            "multi_turn_base's tools alone take 4,000-8,000).",
+            "multi_turn_base's tools alone take 3,300-7,300).",
         ),
     ] = N_CTX,
     fetch_only: Annotated[

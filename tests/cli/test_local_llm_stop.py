@@ -114,7 +114,7 @@ def test_local_llm_stops_on_a_signal_and_frees_its_port(
 
 
 def test_ctx_size_reaches_the_server_and_is_announced(tmp_path: Path):
-    """Longer requests (BFCL multi_turn_base's tools alone take 4,000-8,000 tokens) need a
+    """Longer requests (BFCL multi_turn_base's tools alone take 3,300-7,300 tokens) need a
     larger context than the default 4,096; the default itself is what the server gets
     without the flag."""
     given = tmp_path / "n_ctx"
