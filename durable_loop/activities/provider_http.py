@@ -145,6 +145,13 @@ async def post(
     return raw, latency_ms
 
 
+CONTEXT_HINT = (
+    " (the messages and tool definitions are longer than the model's context: offer fewer "
+    "tools, bound the history with the endpoint's context_window, or serve a longer context, "
+    "e.g. durable-loop local-llm --ctx-size)"
+)
+
+
 def http_error(
     adapter: ProviderAdapter,
     response: httpx.Response,
@@ -153,13 +160,16 @@ def http_error(
     url: str,
 ) -> ApplicationError:
     """An error status as the adapter classifies it (``HTTP_<status>`` retries, with the
-    delay of Retry-After or of the error body; PROVIDER_AUTH / _BAD_REQUEST fail fast)."""
+    delay of Retry-After or of the error body; PROVIDER_AUTH / _BAD_REQUEST /
+    _CONTEXT_EXCEEDED fail fast)."""
     verdict = adapter.classify_status(response.status_code, raw)
     # Redact before cutting the snippet, so a key cut in half cannot slip through.
     snippet = " ".join(redact(raw, api_key)[:ERROR_SNIPPET].split())
     message = f"HTTP {response.status_code} from {url}: {snippet}"
     if verdict.code == ErrorCode.PROVIDER_AUTH:
         message += " (check the API key variable configured for this endpoint)"
+    elif verdict.code == ErrorCode.PROVIDER_CONTEXT_EXCEEDED:
+        message += CONTEXT_HINT
     delay = parse_retry_after(response.headers.get("retry-after"))
     if delay is None:
         delay = verdict.retry_after_s

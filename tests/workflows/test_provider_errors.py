@@ -78,6 +78,24 @@ async def test_400_fails_fast_as_a_bad_request(loop_worker, scripted_llm):
     assert len(scripted_llm.requests(model)) == 1
 
 
+async def test_a_request_longer_than_the_context_fails_fast_and_says_what_helps(
+    loop_worker, scripted_llm
+):
+    """llama.cpp's refusal, as ``durable-loop local-llm`` at its default 4,096 tokens gave it
+    to BFCL multi_turn_base's longer tool lists."""
+    model, sid = unique("m"), unique("s")
+    refusal = "request (7412 tokens) exceeds the available context size (4096 tokens)"
+    scripted_llm.script(model, [reply.error(400, refusal), reply.text("short enough")])
+    async with loop_worker() as w:
+        await w.sessions.start(sid, settings_for(scripted_llm, model))
+        failed = await w.sessions.send(sid, "hi")
+        recovered = await w.sessions.send(sid, "hi again")
+    assert failed.error is not None and failed.error.code == "PROVIDER_CONTEXT_EXCEEDED"
+    assert refusal in failed.error.message and "--ctx-size" in failed.error.message
+    assert "context_window" in failed.error.message
+    assert recovered.reply == "short enough" and len(scripted_llm.requests(model)) == 2
+
+
 async def test_llm_timeout_is_retried(loop_worker, scripted_llm):
     model, sid = unique("m"), unique("s")
     scripted_llm.script(model, [reply.slow(reply.text("too late"), 2.5), reply.text("on time")])

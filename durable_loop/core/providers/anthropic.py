@@ -219,7 +219,7 @@ class AnthropicAdapter:
         return headers
 
     def classify_status(self, status: int, raw: str) -> Retryability:
-        verdict = classify_http_status(status)
+        verdict = classify_http_status(status, raw)
         if error_body(raw).get("type") == "overloaded_error" and not verdict.retryable:
             return Retryability(retryable=True, code=http_status_code(529))
         return verdict

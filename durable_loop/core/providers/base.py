@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Protocol
 
 from pydantic import BaseModel, Field, JsonValue
@@ -77,13 +78,39 @@ class ProviderAdapter(Protocol):
     def classify_status(self, status: int, raw: str) -> Retryability: ...
 
 
-def classify_http_status(status: int) -> Retryability:
-    """The common rule: 408/409/429/5xx retry; other 4xx fail fast."""
+CONTEXT_EXCEEDED_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})
+"""``error.type`` / ``error.code`` of a request longer than the model's context (llama.cpp's
+server; OpenAI)."""
+CONTEXT_EXCEEDED_TEXT = re.compile(
+    r"maximum context length|exceeds the available context size|prompt is too long"
+    r"|input token count .*exceeds the maximum",
+    re.IGNORECASE,
+)
+"""The same refusal as only its text says it (vLLM and OpenAI-compatible gateways;
+Anthropic's "prompt is too long"; Gemini's "input token count ... exceeds the maximum")."""
+
+
+def classify_http_status(status: int, raw: str = "") -> Retryability:
+    """The common rule: 408/409/429/5xx retry; other 4xx fail fast, as
+    PROVIDER_CONTEXT_EXCEEDED when the body says the request is longer than the model's
+    context (no retry makes it shorter)."""
     if status in (408, 409, 429) or status >= 500:
         return Retryability(retryable=True, code=http_status_code(status))
     if status in (401, 403):
         return Retryability(retryable=False, code=ErrorCode.PROVIDER_AUTH)
+    if status in (400, 413) and context_exceeded(raw):
+        return Retryability(retryable=False, code=ErrorCode.PROVIDER_CONTEXT_EXCEEDED)
     return Retryability(retryable=False, code=ErrorCode.PROVIDER_BAD_REQUEST)
+
+
+def context_exceeded(raw: str) -> bool:
+    """Whether an error body says the request does not fit the model's context (its
+    ``error`` object's type or code, or its text: vLLM puts the message at the top)."""
+    error = error_body(raw)
+    marks = {mark for mark in (error.get("type"), error.get("code")) if isinstance(mark, str)}
+    return bool(CONTEXT_EXCEEDED_TYPES & marks) or bool(
+        CONTEXT_EXCEEDED_TEXT.search(raw[:SNIPPET_LIMIT])
+    )
 
 
 def loads_lenient(raw: str) -> JsonValue:

@@ -235,7 +235,7 @@ class GeminiAdapter:
 
     def classify_status(self, status: int, raw: str) -> Retryability:
         error = error_body(raw)
-        verdict = classify_http_status(status)
+        verdict = classify_http_status(status, raw)
         state = error.get("status")
         if "API_KEY_INVALID" in json.dumps(error.get("details") or []) or state in AUTH_STATUSES:
             return Retryability(retryable=False, code=ErrorCode.PROVIDER_AUTH)

@@ -158,7 +158,7 @@ class OpenAICompatAdapter:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     def classify_status(self, status: int, raw: str) -> Retryability:
-        return classify_http_status(status)
+        return classify_http_status(status, raw)
 
 
 def _usage(raw: object, timings: object = None) -> Usage:
