@@ -89,6 +89,9 @@ def test_the_histories_of_patched_recoveries_carry_their_patches():
     routed = recorded("routed_tool.run0.json")
     assert "call-routed-tool" in routed.patches and "call-requested-tool" not in routed.patches
     assert routed.recoveries == ["call_requested_tool"]
+    not_named = recorded("routed_tool_not_named.run0.json")
+    assert "call-routed-tool-it-names" in not_named.patches
+    assert "call-routed-tool" not in not_named.patches and not_named.recoveries == []
     made_up = recorded("routed_tool_made_up.run0.json")
     assert "call-routed-tool-after-offered-call" in made_up.patches
     assert "call-routed-tool" not in made_up.patches and made_up.recoveries == []

@@ -245,48 +245,57 @@ async def requested_tool(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+GATED = RuntimeConfig(recoveries=["withhold_tools_from_conversation", "call_requested_tool"])
+ROUTED_TO_NAP = [reply.text('{"tool": "nap"}'), reply.tool_call("add", {"a": 2, "b": 3})]
+
+
+async def _gated(
+    sessions: SessionClient, llm: ScriptedLLM, name: str, steps: list[reply.Reply], text: str
+) -> str:
+    """One message of a session with the conversation gate and ``call_requested_tool``."""
+    sid, model = f"recorded-{name}", f"recorded-{name}-model"
+    llm.script(model, steps)
+    await sessions.start(sid, settings_for(llm, model, runtime=GATED))
+    await sessions.send(sid, text, message_id="m1")
+    await sessions.close(sid)
+    return sid
+
+
 async def routed_tool(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """``call_requested_tool`` for the tool the conversation gate routed the message to:
     the model adds, answers without the nap, and is sent back for it (patch
-    ``call-routed-tool``)."""
-    sid, model = "recorded-routed-tool", "recorded-routed-tool-model"
-    llm.script(
-        model,
-        [
-            reply.text('{"tool": "nap"}'),
-            reply.tool_call("add", {"a": 2, "b": 3}),
-            reply.text("It is 5."),
-            reply.tool_call("nap", {"seconds": 0, "label": "5"}, "nap"),
-            reply.text("It is 5; rested."),
-        ],
-    )
-    runtime = RuntimeConfig(recoveries=["withhold_tools_from_conversation", "call_requested_tool"])
-    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
-    await sessions.send(sid, "add 2 and 3, then take a short break", message_id="m1")
-    await sessions.close(sid)
-    return sid
+    ``call-routed-tool``). Recorded before patch ``call-routed-tool-it-names``, under which
+    this message, naming nothing of the nap, is left to its answer
+    (:func:`routed_tool_not_named`): the checked-in run is that patch's old branch."""
+    steps = [
+        *ROUTED_TO_NAP,
+        reply.text("It is 5."),
+        reply.tool_call("nap", {"seconds": 0, "label": "5"}, "nap"),
+        reply.text("It is 5; rested."),
+    ]
+    return await _gated(sessions, llm, "routed-tool", steps, "add 2 and 3, then take a short break")
+
+
+async def routed_tool_not_named(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """:func:`routed_tool`'s message under patch ``call-routed-tool-it-names``: "take a
+    short break" names nothing of the nap the gate guessed, so the addition's answer
+    stands."""
+    steps = [*ROUTED_TO_NAP, reply.text("It is 5.")]
+    text = "add 2 and 3, then take a short break"
+    return await _gated(sessions, llm, "routed-tool-not-named", steps, text)
 
 
 async def routed_tool_made_up(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """The gate routes to the nap, the model calls a tool that does not exist and answers:
     the routed tool is not forced after calls of made-up tools only (patch
     ``call-routed-tool-after-offered-call``)."""
-    sid, model = "recorded-routed-tool-made-up", "recorded-routed-tool-made-up-model"
-    llm.script(
-        model,
-        [
-            reply.text('{"tool": "nap"}'),
-            reply.tool_call("area_of_triangle", {"base": 10, "height": 5}),
-            reply.text("No tool computes that; the area is 25."),
-        ],
-    )
-    runtime = RuntimeConfig(recoveries=["withhold_tools_from_conversation", "call_requested_tool"])
-    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
-    await sessions.send(
-        sid, "what is the area of a triangle with base 10 and height 5?", message_id="m1"
-    )
-    await sessions.close(sid)
-    return sid
+    steps = [
+        reply.text('{"tool": "nap"}'),
+        reply.tool_call("area_of_triangle", {"base": 10, "height": 5}),
+        reply.text("No tool computes that; the area is 25."),
+    ]
+    text = "what is the area of a triangle with base 10 and height 5?"
+    return await _gated(sessions, llm, "routed-tool-made-up", steps, text)
 
 
 async def unasked_call(sessions: SessionClient, llm: ScriptedLLM) -> str:
@@ -345,6 +354,7 @@ SCENARIOS: dict[str, Scenario] = {
     "recoveries": recoveries,
     "requested_tool": requested_tool,
     "routed_tool": routed_tool,
+    "routed_tool_not_named": routed_tool_not_named,
     "routed_tool_made_up": routed_tool_made_up,
     "unasked_call": unasked_call,
     "router_clarify": router_clarify,

@@ -14,6 +14,7 @@ from durable_loop.client.trace.models import Trace
 from durable_loop.client.trace.render import print_trace
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.recoveries.call_requested_tool import (
+    NAMED_PATCH_ID,
     OFFERED_CALL_PATCH_ID,
     ROUTED_PATCH_ID,
     ROUTED_TEXT,
@@ -121,7 +122,9 @@ ROUTED_TO_NAP_ANSWERED_AFTER_ADD = [
 async def test_a_message_that_skipped_the_tool_it_was_routed_to_is_asked_for_it_once(
     loop_worker, scripted_llm, temporal_env
 ):
-    text = "Add 2 and 3, then take a short break"
+    """The message names the nap by a word the addition does not hold ("nap-time"), though
+    not the tool as a whole word (which ``call_requested_tool`` asks for anyway)."""
+    text = "Add 2 and 3, then it is nap-time"
     ran = await run(
         loop_worker,
         scripted_llm,
@@ -142,6 +145,27 @@ async def test_a_message_that_skipped_the_tool_it_was_routed_to_is_asked_for_it_
     assert asked.body["tool_choice"] == "required"
     assert asked.messages[-1]["content"] == ROUTED_TEXT.format(request=text, name="nap")
     assert ROUTED_PATCH_ID in {m for h in ran.histories for m in patch_markers(h)}
+
+
+async def test_no_routed_tool_is_asked_for_when_the_message_names_nothing_of_it(
+    loop_worker, scripted_llm, temporal_env
+):
+    """The gate's guess is not the person's request: "take a short break" says nothing of
+    the nap, and the addition answered it (BFCL live_multiple, docs/evals.md)."""
+    ran = await run(
+        loop_worker,
+        scripted_llm,
+        temporal_env,
+        ROUTED_TO_NAP_ANSWERED_AFTER_ADD,
+        runtime=ROUTED,
+        text="Add 2 and 3, then take a short break",
+    )
+    result, requests, log, _ = ran
+    assert result.status == "completed" and result.reply == "It is 5."
+    assert result.recoveries == [] and [e.name for e in log.executions] == ["add"]
+    assert [r.body.get("tool_choice") for r in requests[1:]] == ["auto", "auto"]
+    markers = {m for h in ran.histories for m in patch_markers(h)}
+    assert NAMED_PATCH_ID in markers and ROUTED_PATCH_ID not in markers
 
 
 async def test_no_routed_tool_is_asked_for_without_another_call_or_after_a_negation(

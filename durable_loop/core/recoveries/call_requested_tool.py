@@ -12,7 +12,13 @@ answer, and so is one holding any negation ("and don't save it") (patch
 ``call-routed-tool``), and one whose only calls were of tools nobody offered (patch
 ``call-routed-tool-after-offered-call``): a model that makes up ``calculate_area`` for a
 question the offered tools cannot answer has said no offered tool fits, and a required call
-would make it run the one it was routed to anyway (BFCL irrelevance, docs/evals.md)."""
+would make it run the one it was routed to anyway (BFCL irrelevance, docs/evals.md). Nor is
+one whose words name nothing of the routed tool that its calls have not covered (patch
+``call-routed-tool-it-names``, :meth:`Heard.names_tool` over the called tools' names):
+"write the answer down as a note" names ``note_add`` after ``calculate``, while "send $50
+to Margaret" after ``Payment_1_MakePayment`` names nothing of ``Payment_1_RequestPayment``
+(the gate's guess), and requiring that call made BFCL ``live_multiple`` entries fail that
+the model's own call had answered (docs/evals.md)."""
 
 from __future__ import annotations
 
@@ -27,11 +33,13 @@ from durable_loop.core.recoveries.base import (
     RecoverySettings,
 )
 from durable_loop.core.reply_check import negates_anything, requested_tool
+from durable_loop.core.said_values import Heard
 
 NAME = "call_requested_tool"
 PATCH_ID = "call-requested-tool"
 ROUTED_PATCH_ID = "call-routed-tool"
 OFFERED_CALL_PATCH_ID = "call-routed-tool-after-offered-call"
+NAMED_PATCH_ID = "call-routed-tool-it-names"
 DEFAULT_TEXT = (
     "My request asks for {name}, and you have not called it yet. Call {name} now, then "
     "answer the request with its result."
@@ -70,8 +78,8 @@ def judge(settings: CallRequestedTool, event: Event, facts: MessageFacts) -> Act
 
 
 def _missed_routed_tool(facts: MessageFacts, asked: set[str]) -> str | None:
-    """The gate's tool, when the message made other calls of offered tools but not it and
-    negates nothing."""
+    """The gate's tool, when the message made other calls of offered tools but not it,
+    negates nothing and names the routed tool's subject in words those calls do not."""
     routed = facts.routed_tool
     if (
         routed is None
@@ -84,6 +92,9 @@ def _missed_routed_tool(facts: MessageFacts, asked: set[str]) -> str | None:
         return None
     if facts.called.isdisjoint(facts.offered) and facts.patched(OFFERED_CALL_PATCH_ID):
         return None
+    named = Heard([], asked=[facts.request_text]).names_tool(routed, facts.called)
+    if not named and facts.patched(NAMED_PATCH_ID):
+        return None
     return routed if facts.patched(ROUTED_PATCH_ID) else None
 
 
@@ -94,10 +105,12 @@ RECOVERY = Recovery(
     fixes="an answer before a tool the person's message names was called, or (after another "
     "call) the tool the conversation gate routed it to: sent back once per such tool for "
     'that call (tool_choice "required"; the gate\'s tool under patch `call-routed-tool`, '
-    "only after a call of an offered tool)",
+    "only after a call of an offered tool, and only when the message names it in words the "
+    "calls made do not: patch `call-routed-tool-it-names`)",
     effect="local Qwen2.5-Coder, all, 5 trials: happy_path_parallel 0/5 -> 5/5, "
     "tool_error_recovery 0/5 -> 5/5; the gate's tool, everyday: compound rent_share "
-    "0/1 -> 1/1, tool scenarios 11/17 -> 12/17",
+    "0/1 -> 1/1, tool scenarios 11/17 -> 12/17; only when named: BFCL live_multiple "
+    "24/50 -> 29/50, everyday tool scenarios 85/90 as before",
     judge=judge,
     patch_id=PATCH_ID,
     legacy=Legacy(switch="call_requested_tool", fields={"call_requested_tool_text": "text"}),

@@ -121,7 +121,7 @@ def test_the_routed_tool_is_asked_for_once_after_another_call_quoting_the_reques
     f = facts(
         asked=patches,
         offered=WITH_CALCULATE,
-        request_text="Work out 6*7, then save it",
+        request_text="Work out 6*7, then save it as a note",
         routed_tool="note_add",
     )
     settings = requested.CallRequestedTool()
@@ -129,7 +129,7 @@ def test_the_routed_tool_is_asked_for_once_after_another_call_quoting_the_reques
     f.note_result("calculate", "42")
     action = requested.judge(settings, Event(text="42"), f)
     assert action is not None and action.require_tool_call and not action.tools_off
-    assert action.prompt.startswith('My request was: "Work out 6*7, then save it" ')
+    assert action.prompt.startswith('My request was: "Work out 6*7, then save it as a note" ')
     assert "note_add" in action.prompt and patches == [requested.ROUTED_PATCH_ID]
     assert requested.judge(settings, Event(text="42"), f) is None
 
@@ -153,6 +153,42 @@ def test_no_routed_tool_after_a_negation_a_call_of_it_or_outside_the_offer(
     assert patches == []
 
 
+@pytest.mark.parametrize(
+    ("request_text", "routed", "called"),
+    [
+        ("I need to send $50 to Margaret", "payment_request", "payment_make"),
+        ("Remove the second item from my todo list.", "todoIdx", "todo_list_action"),
+        ("Work out 6*7, then save it", "note_add", "calculate"),
+    ],
+)
+def test_no_routed_tool_when_the_request_names_nothing_its_calls_do_not(
+    request_text, routed, called
+):
+    """BFCL live_multiple_896-185-6 and 62-24-0: the gate guessed the entry's other tool
+    after the model's right call; "payment" and "todo" belong to the call made."""
+    patches: list[str] = []
+    offered = (called, routed, "note_list")
+    f = facts(asked=patches, offered=offered, request_text=request_text, routed_tool=routed)
+    f.note_result(called, "done")
+    assert requested.judge(requested.CallRequestedTool(), Event(text="Done."), f) is None
+    assert patches == [requested.NAMED_PATCH_ID]
+
+
+def test_a_run_from_before_the_named_patch_asks_for_the_routed_tool_as_recorded():
+    patches: list[str] = []
+    f = facts(
+        patched={requested.ROUTED_PATCH_ID, requested.OFFERED_CALL_PATCH_ID},
+        asked=patches,
+        offered=WITH_CALCULATE,
+        request_text="Work out 6*7, then save it",
+        routed_tool="note_add",
+    )
+    f.note_result("calculate", "42")
+    action = requested.judge(requested.CallRequestedTool(), Event(text="42"), f)
+    assert action is not None and "note_add" in action.prompt
+    assert patches == [requested.NAMED_PATCH_ID, requested.ROUTED_PATCH_ID]
+
+
 def test_a_run_from_before_the_routed_patch_answers_as_recorded():
     f = facts(
         patched=False,
@@ -168,11 +204,16 @@ def test_no_routed_tool_is_forced_after_calls_of_made_up_tools_only():
     """BFCL irrelevance_0: "the area of a triangle", only determine_body_mass_index
     offered; the model calls calculate_area_of_triangle, which does not exist."""
     patches: list[str] = []
-    f = facts(asked=patches, request_text="Area of a triangle, base 10?", routed_tool="note_add")
+    f = facts(
+        asked=patches,
+        offered=WITH_CALCULATE,
+        request_text="Area of a triangle, base 10? Keep it in my notes.",
+        routed_tool="note_add",
+    )
     f.note_result("calculate_area_of_triangle", "TOOL_NOT_FOUND: no such tool")
     assert requested.judge(requested.CallRequestedTool(), Event(text="50"), f) is None
     assert patches == [requested.OFFERED_CALL_PATCH_ID]
-    f.note_result("note_list", "[]")
+    f.note_result("calculate", "50")
     action = requested.judge(requested.CallRequestedTool(), Event(text="50"), f)
     assert action is not None and "note_add" in action.prompt
 
@@ -188,7 +229,11 @@ def test_a_run_from_before_the_offered_call_patch_asks_as_recorded():
     f.note_result("calculate_area_of_triangle", "TOOL_NOT_FOUND: no such tool")
     action = requested.judge(requested.CallRequestedTool(), Event(text="50"), f)
     assert action is not None and action.require_tool_call and "note_add" in action.prompt
-    assert patches == [requested.OFFERED_CALL_PATCH_ID, requested.ROUTED_PATCH_ID]
+    assert patches == [
+        requested.OFFERED_CALL_PATCH_ID,
+        requested.NAMED_PATCH_ID,
+        requested.ROUTED_PATCH_ID,
+    ]
 
 
 def test_a_run_from_before_a_patch_keeps_its_old_branch():
