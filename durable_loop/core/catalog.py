@@ -45,7 +45,6 @@ class CatalogEntry(BaseModel):
         "offers tools; where not, a typed answer is asked for through the final_answer tool "
         "whenever tools are offered (core.typed_output.request)",
     )
-    context_tokens: int | None = None
     notes: str = ""
 
     @field_validator("recoveries")
@@ -215,7 +214,6 @@ CATALOG: tuple[CatalogEntry, ...] = (
         workarounds=LOCAL_WORKAROUNDS,
         recoveries=LOCAL_RECOVERIES,
         schema_beside_tools=False,  # llama.cpp: HTTP 500 "Content path must be a string"
-        context_tokens=4096,
         notes="one call per reply; repeats a call after its result while tools are sent",
     ),
     CatalogEntry(
@@ -227,7 +225,6 @@ CATALOG: tuple[CatalogEntry, ...] = (
         workarounds=LOCAL_WORKAROUNDS,
         recoveries=LOCAL_RECOVERIES,
         schema_beside_tools=False,  # llama.cpp: HTTP 500 "Content path must be a string"
-        context_tokens=4096,
         notes="about 3x faster than 1.5B, weaker answers",
     ),
 )

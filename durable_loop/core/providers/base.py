@@ -90,7 +90,7 @@ CONTEXT_EXCEEDED_TEXT = re.compile(
 Anthropic's "prompt is too long"; Gemini's "input token count ... exceeds the maximum")."""
 
 
-def classify_http_status(status: int, raw: str = "") -> Retryability:
+def classify_http_status(status: int, raw: str) -> Retryability:
     """The common rule: 408/409/429/5xx retry; other 4xx fail fast, as
     PROVIDER_CONTEXT_EXCEEDED when the body says the request is longer than the model's
     context (no retry makes it shorter)."""
