@@ -17,6 +17,7 @@ from rich.console import Console
 from durable_loop.cli.codes import CliCode
 from durable_loop.cli.commands.options import Address, ApiKey, DbUrl, Namespace
 from durable_loop.cli.errors import CliError
+from durable_loop.cli.local_llm import MAX_N_CTX, N_CTX
 from durable_loop.evals.codes import EvalCode
 
 ENV = "DURABLE_LOOP_EVAL_"
@@ -117,6 +118,16 @@ def eval_command(
     local_port: Annotated[
         int, _opt("--local-port", "Port for the in-process local model (0: a free one).")
     ] = 0,
+    ctx_size: Annotated[
+        int | None,
+        _opt(
+            "--ctx-size",
+            "Local: the context window of the local model server the eval starts, in tokens "
+            f"(as local-llm --ctx-size; default {N_CTX}). Unused with --base-url.",
+            min=512,
+            max=MAX_N_CTX,
+        ),
+    ] = None,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="Per-run lines.")] = 0,
     from_sessions: Annotated[
         str | None,
@@ -164,6 +175,7 @@ def eval_command(
                 judge_model=judge_model,
                 local=local,
                 local_port=local_port,
+                ctx_size=ctx_size,
                 out=out,
             ),
             temporal={"address": address, "namespace": namespace, "api_key": api_key},
@@ -181,6 +193,7 @@ def eval_command(
             timeout=timeout,
             out=out,
             local_port=local_port,
+            ctx_size=ctx_size,
         )
         return
     if pipeline != "tool_loop":
@@ -216,6 +229,7 @@ def eval_command(
         out=out,
         verbose=verbose,
         local_port=local_port,
+        local_ctx_size=ctx_size,
     )
     console = Console(stderr=True)
     if suite == "bfcl":
@@ -243,6 +257,7 @@ class ReplayFlags:
     judge_model: str | None
     local: bool
     local_port: int
+    ctx_size: int | None
     out: Path
 
 
@@ -282,7 +297,12 @@ def _replay(
     given = load_registry(flags.tools) if flags.tools else None
     source = ToolSource(given=given, run_new=flags.run_tools, judge_model=flags.judge_model)
     console = Console(stderr=True)
-    opts = EvalOptions(local=True, base_url=flags.base_url, local_port=flags.local_port)
+    opts = EvalOptions(
+        local=True,
+        base_url=flags.base_url,
+        local_port=flags.local_port,
+        local_ctx_size=flags.ctx_size,
+    )
     try:
         with contextlib.ExitStack() as stack:
             base_url = flags.base_url
@@ -310,6 +330,7 @@ def _route_bench(
     timeout: float,
     out: Path,
     local_port: int,
+    ctx_size: int | None,
 ) -> None:
     """``--pipeline router``: the routing benchmark with the eval flags that apply to it
     (offline: a scripted behaviour; live: one model id; --local: the local model)."""
@@ -319,7 +340,13 @@ def _route_bench(
     from durable_loop.evals.run import EvalOptions, local_model
 
     if local:
-        opts = EvalOptions(local=True, base_url=base_url, local_port=local_port, out=out)
+        opts = EvalOptions(
+            local=True,
+            base_url=base_url,
+            local_port=local_port,
+            local_ctx_size=ctx_size,
+            out=out,
+        )
         model = models if models != "tag:stable" else DEFAULT_ALIAS
         with local_model(opts, Console(stderr=True)) as url:
             route_bench(base_url=url, model=model, timeout_s=timeout, out=out)

@@ -71,6 +71,8 @@ class EvalOptions:
     verbose: int = 0
     local_port: int = 0
     """0: a free port."""
+    local_ctx_size: int | None = None
+    """The started server's context in tokens (None: local-llm's default)."""
 
 
 def strategies(spec: str) -> list[str]:
@@ -176,9 +178,8 @@ def local_model(opts: EvalOptions, console: Console) -> Iterator[str]:
 
     ensure_model("1.5b", console=console)
     port = opts.local_port or free_port()
-    command = [sys.executable, "-m", "durable_loop", "local-llm", "--no-fetch"]
     child = subprocess.Popen(
-        [*command, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        local_server_command(opts, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     base_url = f"http://127.0.0.1:{port}"
     try:
@@ -192,6 +193,14 @@ def local_model(opts: EvalOptions, console: Console) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+
+
+def local_server_command(opts: EvalOptions, port: int) -> list[str]:
+    """``durable-loop local-llm`` for the eval's own server (the model is fetched first)."""
+    command = [sys.executable, "-m", "durable_loop", "local-llm", "--no-fetch", "--port", str(port)]
+    if opts.local_ctx_size is not None:
+        command += ["--ctx-size", str(opts.local_ctx_size)]
+    return command
 
 
 def _wait_ready(base_url: str, child: subprocess.Popen[bytes], timeout_s: float = 180) -> None:

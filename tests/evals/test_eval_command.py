@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
+from durable_loop.cli.local_llm import local_llm_command
 from durable_loop.console import app
 from durable_loop.evals.report import SUMMARIES
+from durable_loop.evals.run import EvalOptions, local_server_command
 from durable_loop.evals.schema import RunRecord, Summary
 from tests.uninstalled import uninstall
 
@@ -128,3 +131,15 @@ def test_bad_input_is_one_line_listing_what_exists(args, code, lists, tmp_path):
     )
     assert result.exit_code == 2, result.output
     assert code in result.output and lists in result.output
+
+
+@pytest.mark.parametrize(("ctx_size", "expected"), [(None, 4096), (16384, 16384)])
+def test_the_local_server_the_eval_starts_gets_its_context_size(ctx_size, expected):
+    """The command the eval runs for its own server is one ``local-llm`` accepts, with the
+    context ``--ctx-size`` asked for (multi_turn_base's tools need more than the default)."""
+    command = local_server_command(EvalOptions(local=True, local_ctx_size=ctx_size), 8123)
+    assert command[1:4] == ["-m", "durable_loop", "local-llm"]
+    local_llm = typer.Typer()
+    local_llm.command()(local_llm_command)
+    params = typer.main.get_command(local_llm).make_context("local-llm", command[4:]).params
+    assert params == params | {"ctx_size": expected, "port": 8123, "fetch": False}
