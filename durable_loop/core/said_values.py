@@ -16,8 +16,9 @@ from collections.abc import Iterable, Mapping
 from pydantic import JsonValue
 
 DIGITS = re.compile(r"\d+")
-DIGIT_GAP = re.compile(r"(?<=\d)[\s,.'_-](?=\d)")
-"""Thousands separators and spaced digits: 12,000 and 12 000 are heard as 12000."""
+DIGIT_GAP = re.compile(r"(?<=\d)[\s,.'_-](?=\d{3}(?!\d))")
+"""Thousands separators: 12,000 and 12 000 are heard as 12000; a list such as
+``[22,33,42]`` or ``10 20 30`` stays its numbers."""
 UNSTATED_FORMATS = frozenset({"date", "date-time", "time", "duration"})
 """Values people rarely write as the call holds them ("tomorrow" becomes a date)."""
 _WORD = re.compile(r"[a-z0-9]+")

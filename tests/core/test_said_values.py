@@ -29,6 +29,24 @@ def test_a_text_none_of_whose_words_anybody_used_is_unsaid():
     assert unsaid(args, CAR_RENTAL, LAWYERS) == ["car_type"]
 
 
+@pytest.mark.parametrize(
+    ("value", "missing"),
+    [
+        ([22, 33, 42], []),
+        ([10, 20, 30], []),
+        ([22, 34], ["scores"]),
+        ([2233], ["scores"]),
+        ([1234567], []),
+    ],
+)
+def test_numbers_written_as_a_list_are_each_said(value: Any, missing: list[str]):
+    """Only a separator before three digits joins digit runs: a list of numbers written
+    with commas or spaces is its numbers, not one number (BFCL simple_python_119)."""
+    parameters = {"properties": {"scores": {"type": "array"}}, "required": ["scores"]}
+    said = "Sample1: [22,33,42] and 10 20 30; a population of 1,234,567."
+    assert unsaid({"scores": value}, parameters, said) == missing
+
+
 def test_one_shared_word_is_enough_and_words_match_by_their_stem():
     parameters = {
         "properties": {"specialization": {"type": "array", "items": {"type": "string"}}},
