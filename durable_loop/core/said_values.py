@@ -110,8 +110,11 @@ class Heard:
         percentage of a fraction; a string without digits that has words of
         :data:`MIN_WORD` letters or more shares at least one (by its first :data:`STEM`
         letters). A text whose numbers were all heard is said whatever label it adds
-        ("Rent share: 420" after a result of 420). Dates written as numbers, values the
-        schema lists (``enum``), booleans and objects are taken as said."""
+        ("Rent share: 420" after a result of 420), and a text that shares a word is said
+        whatever it adds (a note "Book a dentist appointment at 3 PM tomorrow" for "remind
+        me to book a dentist appointment": the person's words, paraphrased). Dates written
+        as numbers, values the schema lists (``enum``), booleans and objects are taken as
+        said."""
         if "enum" in schema or isinstance(value, bool) or value is None:
             return True
         if isinstance(value, list):
@@ -124,10 +127,11 @@ class Heard:
             return any(self._heard_digits(v) for v in _number_forms(value))
         if _DATE.fullmatch(value.strip()):
             return True
+        words = [w for w in _WORD.findall(value.lower()) if len(w) >= MIN_WORD and not w.isdigit()]
+        shares = any(w[:STEM] in self.stems for w in words)
         if DIGITS.search(value):
-            return self._heard_digits(value)
-        words = [w for w in _WORD.findall(value.lower()) if len(w) >= MIN_WORD]
-        return not words or any(w[:STEM] in self.stems for w in words)
+            return shares or self._heard_digits(value)
+        return not words or shares
 
     def _heard_digits(self, value: JsonValue) -> bool:
         written = DIGIT_GAP.sub("", value_text(value))

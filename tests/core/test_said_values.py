@@ -47,6 +47,23 @@ def test_numbers_written_as_a_list_are_each_said(value: Any, missing: list[str])
     assert unsaid({"scores": value}, parameters, said) == missing
 
 
+@pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        ("Book a dentist appointment at 3 PM tomorrow.", []),
+        ("Dentist: 3 PM", []),
+        ("Reading 42", ["text"]),
+        ("42", ["text"]),
+    ],
+)
+def test_a_text_that_shares_a_word_is_said_whatever_numbers_it_adds(text: str, missing: list[str]):
+    """A note in the person's words with a time of the model's own is their request,
+    paraphrased; a text with neither their words nor their numbers is not."""
+    parameters = {"properties": {"text": {"type": "string"}}, "required": ["text"]}
+    said = "Remind me to book a dentist appointment, save it as a note."
+    assert unsaid({"text": text}, parameters, said) == missing
+
+
 def test_one_shared_word_is_enough_and_words_match_by_their_stem():
     parameters = {
         "properties": {"specialization": {"type": "array", "items": {"type": "string"}}},
