@@ -81,6 +81,7 @@ LOCAL_RECOVERIES = (
     "repair_invalid_arguments",
     "withhold_tools_from_conversation",
     "refuse_unasked_call",
+    "ask_for_unsaid_values",
 )
 
 

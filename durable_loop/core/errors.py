@@ -187,8 +187,8 @@ FINAL_FAILURE_CODES = frozenset(
 )
 """Tool-call failures that no corrected call can fix: the request has no result, a person
 rejected the call, its approval expired, whether its effect happened is unknown (a
-repeat could do it twice), or nobody asked for it (``refuse_unasked_call``). The model should
-tell the user, not retry."""
+repeat could do it twice), or nobody asked for it or gave its values (``refuse_unasked_call``,
+``ask_for_unsaid_values``). The model should tell the user, not retry."""
 
 HTTP_STATUS_PREFIX = "HTTP_"
 

@@ -16,7 +16,11 @@ from pydantic import BaseModel
 from durable_loop.core.activity_contracts import ToolCallSummary
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.core.errors import CodedError, ErrorCode
-from durable_loop.core.recoveries import refuse_unasked_call, repeated_call_guard
+from durable_loop.core.recoveries import (
+    ask_for_unsaid_values,
+    refuse_unasked_call,
+    repeated_call_guard,
+)
 
 Action = Literal["execute", "reject", "reuse"]
 
@@ -35,7 +39,9 @@ class TurnPlan(BaseModel):
     ignored: int
     repeated: bool
     unasked: CallDecision | None = None
-    """The first call ``refuse_unasked_call`` refused (the loop then finalizes)."""
+    """The first call refused for values nobody gave (the loop then finalizes)."""
+    unasked_by: str | None = None
+    """The recovery that refused it: ``refuse_unasked_call`` or ``ask_for_unsaid_values``."""
 
 
 def call_key(name: str, args_sha256: str) -> str:
@@ -87,6 +93,7 @@ def plan_turn(
     ids_seen: set[str] = set()
     called = {key.split(":", 1)[0] for key in seen_calls}
     unasked: CallDecision | None = None
+    unasked_by: str | None = None
     for position, call in enumerate(calls):
         seq = first_result_seq + position
         if limit is not None and position >= limit:
@@ -94,13 +101,16 @@ def plan_turn(
             continue
         refused = refusal(call, checks, duplicate=call.id in ids_seen)
         ids_seen.add(call.id)
-        if refused is None and unasked_refused(call, called, config, patched):
-            message = refuse_unasked_call.refusal_message(call.name, call.args_unsaid)
-            refused = (ErrorCode.ARGUMENTS_NOT_GIVEN, message)
+        by = unsaid_refusal(call, called, config, patched) if refused is None else None
+        if by is not None:
+            refused = (
+                ErrorCode.ARGUMENTS_NOT_GIVEN,
+                UNSAID_MESSAGES[by](call.name, call.args_unsaid),
+            )
         if refused is not None:
             decisions.append(_reject(call, seq, *refused))
-            if refused[0] == ErrorCode.ARGUMENTS_NOT_GIVEN and unasked is None:
-                unasked = decisions[-1]
+            if by is not None and unasked is None:
+                unasked, unasked_by = decisions[-1], by
         else:
             decisions.append(
                 run_or_reuse(call, seq, config.uses(repeated_call_guard.NAME), seen_calls)
@@ -111,6 +121,7 @@ def plan_turn(
         ignored=sum(d.ignored for d in decisions),
         repeated=any(d.action == "reuse" for d in decisions),
         unasked=unasked,
+        unasked_by=unasked_by,
     )
 
 
@@ -152,15 +163,31 @@ def refusal(
     return None
 
 
-def unasked_refused(
+UNSAID_MESSAGES: dict[str, Callable[[str, list[str]], str]] = {
+    refuse_unasked_call.NAME: refuse_unasked_call.refusal_message,
+    ask_for_unsaid_values.NAME: ask_for_unsaid_values.refusal_message,
+}
+
+
+def unsaid_refusal(
     call: ToolCallSummary, called: set[str], config: RuntimeConfig, patched: Callable[[str], bool]
-) -> bool:
-    """``refuse_unasked_call`` refuses ``call`` (its patch asked only when it would)."""
-    return (
+) -> str | None:
+    """The recovery that refuses ``call`` for values nobody gave, if one does: after another
+    tool's call ``refuse_unasked_call``, as the message's first ``ask_for_unsaid_values``
+    (each patch asked only when it would act)."""
+    if (
         config.uses(refuse_unasked_call.NAME)
         and refuse_unasked_call.unasked(call.name, call.args_unsaid, called)
         and patched(refuse_unasked_call.PATCH_ID)
-    )
+    ):
+        return refuse_unasked_call.NAME
+    if (
+        config.uses(ask_for_unsaid_values.NAME)
+        and ask_for_unsaid_values.applies(call.args_unsaid, called)
+        and patched(ask_for_unsaid_values.PATCH_ID)
+    ):
+        return ask_for_unsaid_values.NAME
+    return None
 
 
 def run_or_reuse(

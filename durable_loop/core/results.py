@@ -101,7 +101,8 @@ class RunResult(BaseModel):
         default_factory=list,
         description="Named recoveries this message used, in order (finalize_text_call_reply, "
         "finalize_after_repeat, call_referred_tool, call_requested_tool, "
-        "shorten_oversized_arguments, repair_invalid_arguments, refuse_unasked_call)",
+        "shorten_oversized_arguments, repair_invalid_arguments, refuse_unasked_call, "
+        "ask_for_unsaid_values)",
     )
     output: JsonValue = Field(
         default=None,

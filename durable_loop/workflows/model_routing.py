@@ -79,7 +79,9 @@ def over_budget_plan(plan: TurnPlan, config: RuntimeConfig, used: Usage) -> Turn
         else d.model_copy(update={"action": "reject", "error": error, "reuse_seq": None})
         for d in plan.decisions
     ]
-    return plan.model_copy(update={"decisions": refused, "repeated": False, "unasked": None})
+    return plan.model_copy(
+        update={"decisions": refused, "repeated": False, "unasked": None, "unasked_by": None}
+    )
 
 
 class ModelRouter:

@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         Event,
         MessageFacts,
         Recovery,
+        ask_for_unsaid_values,
         fix_empty_final,
         judges,
         refuse_unasked_call,
@@ -93,12 +94,15 @@ class ReplyGuard:
         """Right after the repeated-call guard answered a repeat."""
         return self._first("repeat", Event(), result)
 
-    def after_unasked(self, call: ToolCallSummary, result: RunResult) -> Action:
-        """Right after ``refuse_unasked_call`` refused ``call``: the finalization request."""
-        settings = self.config.recoveries[refuse_unasked_call.NAME]
+    def after_unasked(self, call: ToolCallSummary, by: str, result: RunResult) -> Action:
+        """Right after ``by`` (``refuse_unasked_call`` or ``ask_for_unsaid_values``) refused
+        ``call`` for values nobody gave: the request for an answer in words."""
+        settings = self.config.recoveries[by]
+        self.facts.uses[by] = self.facts.used(by) + 1
+        result.recoveries.append(by)
+        if isinstance(settings, ask_for_unsaid_values.AskForUnsaidValues):
+            return ask_for_unsaid_values.finalization(settings, call.name, call.args_unsaid)
         assert isinstance(settings, refuse_unasked_call.RefuseUnaskedCall)
-        self.facts.uses[refuse_unasked_call.NAME] = self.facts.used(refuse_unasked_call.NAME) + 1
-        result.recoveries.append(refuse_unasked_call.NAME)
         return refuse_unasked_call.finalization(settings, call.name, call.args_unsaid, self.facts)
 
     def _first(self, stage: Stage, event: Event, result: RunResult) -> Action | None:

@@ -103,8 +103,9 @@ class ToolTurn:
         await self._repair_arguments(out.assistant_seq, plan.decisions)
         if plan.repeated and (action := self.reply_guard.after_repeat(self.result)) is not None:
             self._take(action)
-        elif plan.unasked is not None:
-            self._take(self.reply_guard.after_unasked(plan.unasked.call, self.result))
+        elif plan.unasked is not None and plan.unasked_by is not None:
+            action = self.reply_guard.after_unasked(plan.unasked.call, plan.unasked_by, self.result)
+            self._take(action)
 
     async def _repair_arguments(self, assistant_seq: int, decisions: list[CallDecision]) -> None:
         """A named recovery re-issues a refused call with repaired arguments (see

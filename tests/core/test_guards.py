@@ -183,3 +183,41 @@ def test_a_said_call_of_another_tool_runs():
     seen = {call_key("add", "x"): 3}
     result = plan([call("read_file", '{"path": "notes.txt"}')], config=UNASKED, seen=seen)
     assert summary(result) == [("execute", None, 10)] and result.unasked is None
+
+
+ASK = RuntimeConfig(recoveries=["ask_for_unsaid_values"])
+BOTH = RuntimeConfig(recoveries=["refuse_unasked_call", "ask_for_unsaid_values"])
+
+
+def test_a_first_call_with_values_nobody_gave_is_refused_to_ask_for_them():
+    made_up = call("add", '{"a": 120, "b": 10}', unsaid=["a", "b"])
+    result = plan([made_up], config=ASK)
+    assert summary(result) == [("reject", "ARGUMENTS_NOT_GIVEN", 10)]
+    assert result.unasked is not None and result.unasked.call == made_up
+    assert result.unasked_by == "ask_for_unsaid_values"
+    message = result.decisions[0].error.message
+    assert "a, b" in message and "ask for them" in message
+    assert ASKED == ["ask-for-unsaid-values"]
+
+
+def test_the_first_call_is_asked_about_and_later_ones_refused_by_their_own_recovery():
+    first = plan([call("add", unsaid=["a"])], config=BOTH)
+    assert first.unasked_by == "ask_for_unsaid_values"
+    assert ASKED == ["ask-for-unsaid-values"]
+    later = plan([call("read_file", unsaid=["path"])], config=BOTH, seen={call_key("add", "x"): 3})
+    assert later.unasked_by == "refuse_unasked_call" and ASKED == ["refuse-unasked-call"]
+    in_one_reply = plan(
+        [call("add", index=0), call("read_file", index=1, unsaid=["path"])], config=BOTH
+    )
+    assert summary(in_one_reply) == [("execute", None, 10), ("reject", "ARGUMENTS_NOT_GIVEN", 11)]
+    assert in_one_reply.unasked_by == "refuse_unasked_call"
+
+
+def test_a_first_call_runs_when_its_values_were_given_or_the_recovery_is_off_or_unpatched():
+    said = plan([call("add", '{"a": 1}')], config=ASK)
+    assert summary(said) == [("execute", None, 10)] and said.unasked is None and ASKED == []
+    off = plan([call("add", unsaid=["a"])], config=UNASKED)
+    assert summary(off) == [("execute", None, 10)] and ASKED == []
+    old = plan([call("add", unsaid=["a"])], config=ASK, patched=set())
+    assert summary(old) == [("execute", None, 10)] and old.unasked_by is None
+    assert ASKED == ["ask-for-unsaid-values"]

@@ -318,6 +318,29 @@ async def unasked_call(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def unsaid_values(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """``ask_for_unsaid_values``: asked something no tool serves, the model's first call
+    adds numbers nobody gave; it is refused (ARGUMENTS_NOT_GIVEN) and the model answers in
+    words (patch ``ask-for-unsaid-values``). The next message's first call, with the
+    person's numbers, runs."""
+    sid, model = "recorded-unsaid-values", "recorded-unsaid-values-model"
+    llm.script(
+        model,
+        [
+            reply.tool_call("add", {"a": 120, "b": 10}),
+            reply.text("About 9.109e-31 kg."),
+            reply.tool_call("add", {"a": 37, "b": 43}),
+            reply.text("37 + 43 is 80."),
+        ],
+    )
+    runtime = RuntimeConfig(recoveries=["refuse_unasked_call", "ask_for_unsaid_values"])
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "what is the mass of an electron?", message_id="m1")
+    await sessions.send(sid, "add 37 and 43", message_id="m2")
+    await sessions.close(sid)
+    return sid
+
+
 async def router_clarify(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """The router pipeline's checked clarify: overruled (the message holds the values),
     kept (the executor invents them), and a clarify naming nothing read as ``none``."""
@@ -357,6 +380,7 @@ SCENARIOS: dict[str, Scenario] = {
     "routed_tool_not_named": routed_tool_not_named,
     "routed_tool_made_up": routed_tool_made_up,
     "unasked_call": unasked_call,
+    "unsaid_values": unsaid_values,
     "router_clarify": router_clarify,
 }
 

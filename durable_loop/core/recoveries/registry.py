@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from durable_loop.core.recoveries import (
+    ask_for_unsaid_values,
     call_referred_tool,
     call_requested_tool,
     correct_typed_answer,
@@ -65,6 +66,7 @@ BUILTINS = (
     repair_invalid_arguments.RECOVERY,
     withhold_tools_from_conversation.RECOVERY,
     refuse_unasked_call.RECOVERY,
+    ask_for_unsaid_values.RECOVERY,
 )
 for _builtin in BUILTINS:
     REGISTRY.add(_builtin)
