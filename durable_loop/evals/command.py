@@ -175,7 +175,7 @@ def eval_command(
                 judge_model=judge_model,
                 local=local,
                 local_port=local_port,
-                ctx_size=ctx_size,
+                local_ctx_size=ctx_size,
                 out=out,
             ),
             temporal={"address": address, "namespace": namespace, "api_key": api_key},
@@ -193,7 +193,7 @@ def eval_command(
             timeout=timeout,
             out=out,
             local_port=local_port,
-            ctx_size=ctx_size,
+            local_ctx_size=ctx_size,
         )
         return
     if pipeline != "tool_loop":
@@ -257,7 +257,7 @@ class ReplayFlags:
     judge_model: str | None
     local: bool
     local_port: int
-    ctx_size: int | None
+    local_ctx_size: int | None
     out: Path
 
 
@@ -301,7 +301,7 @@ def _replay(
         local=True,
         base_url=flags.base_url,
         local_port=flags.local_port,
-        local_ctx_size=flags.ctx_size,
+        local_ctx_size=flags.local_ctx_size,
     )
     try:
         with contextlib.ExitStack() as stack:
@@ -330,7 +330,7 @@ def _route_bench(
     timeout: float,
     out: Path,
     local_port: int,
-    ctx_size: int | None,
+    local_ctx_size: int | None,
 ) -> None:
     """``--pipeline router``: the routing benchmark with the eval flags that apply to it
     (offline: a scripted behaviour; live: one model id; --local: the local model)."""
@@ -344,7 +344,7 @@ def _route_bench(
             local=True,
             base_url=base_url,
             local_port=local_port,
-            local_ctx_size=ctx_size,
+            local_ctx_size=local_ctx_size,
             out=out,
         )
         model = models if models != "tag:stable" else DEFAULT_ALIAS
