@@ -31,7 +31,7 @@ def test_the_expected_histories_are_checked_in():
     assert {"sub_agent.run0.json", "sub_agent.child0.run0.json"} <= set(names)
     assert "recoveries.run0.json" in names
     patched = {"requested_tool.run0.json", "routed_tool.run0.json", "router_clarify.run0.json"}
-    patched |= {"unasked_call.run0.json", "unsaid_values.run0.json"}
+    patched |= {"unasked_call.run0.json", "unsaid_values.run0.json", "done_at_once.run0.json"}
     assert patched <= set(names)
     first_run = load(HISTORIES / "continue_as_new.run0.json")
     assert first_run.events[-1].event_type == (
@@ -103,6 +103,10 @@ def test_the_histories_of_patched_recoveries_carry_their_patches():
     assert "ask-for-unsaid-values" in unsaid.patches
     assert unsaid.recoveries == ["ask_for_unsaid_values"]
     assert unsaid.activities.count("run_tool") == 1
+    done = recorded("done_at_once.run0.json")
+    assert "finalize-when-done" in done.patches
+    assert done.recoveries == ["finalize_when_done", "finalize_when_done"]
+    assert done.activities.count("run_tool") == 3
     router = recorded("router_clarify.run0.json")
     assert "router-clarify-checked" in router.patches
     assert router.routes == ["call_tool", "clarify", "none"]

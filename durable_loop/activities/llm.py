@@ -39,6 +39,7 @@ from durable_loop.core.providers.base import tool_result_text
 from durable_loop.core.registry import ToolRegistry
 from durable_loop.core.reply_meta import LlmReplyMeta, offered_tools
 from durable_loop.core.request import TurnPlan, plan_turn
+from durable_loop.core.request_left import CallMade, request_left
 from durable_loop.core.said_values import Heard, unsaid_arguments
 from durable_loop.core.transforms.text_calls import text_call_warning
 from durable_loop.core.typed_output import final_answer_from_call
@@ -75,7 +76,8 @@ class LlmActivities:
         history = await turn_history(self.store, inp)
         unsaid = self._unsaid(inp, history.messages)
         if history.reply is not None:
-            return summarize_reply(history.reply, inp, cached=True, unsaid=unsaid)
+            out = summarize_reply(history.reply, inp, cached=True, unsaid=unsaid)
+            return with_request_left(out, history.messages, history.reply.message, inp.tool_names)
         turn = plan_turn(self.registry, inp, history)
         done = await self._complete(inp, turn)
         message = done.reply.message
@@ -85,7 +87,8 @@ class LlmActivities:
         digest, schemas = offered_tools(turn.plan.tools, history.messages)
         meta = meta.model_copy(update={"tools_digest": digest, "tool_schemas": schemas})
         written = await self.store.put(inp.transcript.session_id, inp.assistant_seq, message, meta)
-        return summarize_reply(written, inp, cached=False, unsaid=unsaid)
+        out = summarize_reply(written, inp, cached=False, unsaid=unsaid)
+        return with_request_left(out, history.messages, written.message, inp.tool_names)
 
     def _unsaid(
         self, inp: LlmTurnInput, messages: list[StoredMessage]
@@ -192,6 +195,38 @@ def heard_in(inp: LlmTurnInput, messages: list[StoredMessage]) -> Heard:
             if message.role == "user":
                 asked.append(message.content or "")
     return Heard(texts, asked=asked)
+
+
+def with_request_left(
+    out: LlmTurnOutput, messages: list[StoredMessage], reply: Message, offered: list[str]
+) -> LlmTurnOutput:
+    """``out`` with its ``request_left``, for a reply with calls: the person's last message
+    against every call made since (this reply's included)."""
+    if not reply.tool_calls:
+        return out
+    made: list[CallMade] = []
+    for stored in reversed(messages):
+        message = stored.message
+        if message.role == "user" and not message.synthetic:
+            calls = [*made, *parsed_calls(reply)]
+            left = request_left(message.content or "", calls, offered)
+            return out.model_copy(update={"request_left": left})
+        if message.role == "assistant":
+            made[:0] = parsed_calls(message)
+    return out
+
+
+def parsed_calls(message: Message) -> list[CallMade]:
+    """The calls of ``message`` whose arguments are a JSON object."""
+    calls: list[CallMade] = []
+    for call in message.tool_calls:
+        try:
+            args = strict_loads(call.arguments) if call.arguments.strip() else {}
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(args, dict):
+            calls.append((call.name, args))
+    return calls
 
 
 def summarize_reply(

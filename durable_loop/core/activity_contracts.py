@@ -129,6 +129,13 @@ class LlmTurnOutput(BaseModel):
     warnings: list[str] = Field(
         default_factory=list, description="E.g. a tool call written as text, not executed"
     )
+    request_left: list[str] | None = Field(
+        default=None,
+        exclude_if=is_none,
+        description="A reply with calls: what the person's request still asks for after the "
+        "calls made for it, including these (labels, no values; core/request_left); None "
+        "when not worked out",
+    )
 
 
 class ToolRunInput(BaseModel):

@@ -82,6 +82,7 @@ LOCAL_RECOVERIES = (
     "withhold_tools_from_conversation",
     "refuse_unasked_call",
     "ask_for_unsaid_values",
+    "finalize_when_done",
 )
 
 

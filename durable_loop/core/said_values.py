@@ -97,10 +97,10 @@ class Heard:
         ``probabilities_calculate``, "car" ``car_rental``; "board game" names
         ``board_game_search`` but not ``card_game_search`` beside it, and "red card" no
         ``fetch_DNA_sequence``."""
-        shared = {w for other in offered if other != tool for w in _name_words(other)}
+        shared = {w for other in offered if other != tool for w in name_words(other)}
         return any(
             w[:STEM] in self.asked
-            for w in _name_words(tool)
+            for w in name_words(tool)
             if len(w) >= MIN_NAME_WORD and w not in GENERIC_TOOL_WORDS and w not in shared
         )
 
@@ -124,7 +124,7 @@ class Heard:
         if isinstance(value, dict):
             return True
         if isinstance(value, int | float):
-            return any(self._heard_digits(v) for v in _number_forms(value))
+            return any(self._heard_digits(v) for v in number_forms(value))
         if _DATE.fullmatch(value.strip()):
             return True
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= MIN_WORD and not w.isdigit()]
@@ -138,11 +138,11 @@ class Heard:
         return set(DIGITS.findall(written)) <= self.runs
 
 
-def _name_words(tool: str) -> list[str]:
+def name_words(tool: str) -> list[str]:
     return [w.lower() for w in _NAME_WORD.findall(tool)]
 
 
-def _number_forms(value: int | float) -> list[int | float]:
+def number_forms(value: int | float) -> list[int | float]:
     """A number as written, and a fraction below 1 as the percentage it came from (8% is
     sent as 0.08)."""
     if isinstance(value, float) and 0 < abs(value) < 1:

@@ -47,7 +47,7 @@ with workflow.unsafe.imports_passed_through():
 
 from durable_loop.workflows.typed_answers import TypedAnswer
 
-JUDGED: tuple[Stage, ...] = ("reply", "failure", "answer", "repeat")
+JUDGED: tuple[Stage, ...] = ("reply", "failure", "answer", "repeat", "results")
 
 
 class ReplyGuard:
@@ -93,6 +93,12 @@ class ReplyGuard:
     def after_repeat(self, result: RunResult) -> Action | None:
         """Right after the repeated-call guard answered a repeat."""
         return self._first("repeat", Event(), result)
+
+    def after_results(self, out: LlmTurnOutput, calls_ok: bool, result: RunResult) -> Action | None:
+        """Right after a turn's calls were run and recorded (none repeated, refused or held):
+        ``out`` is the reply that made them, ``calls_ok`` whether every one succeeded."""
+        left = None if out.request_left is None else tuple(out.request_left)
+        return self._first("results", Event(request_left=left, calls_ok=calls_ok), result)
 
     def after_unasked(self, call: ToolCallSummary, by: str, result: RunResult) -> Action:
         """Right after ``by`` (``refuse_unasked_call`` or ``ask_for_unsaid_values``) refused

@@ -106,6 +106,10 @@ class ToolTurn:
         elif plan.unasked is not None and plan.unasked_by is not None:
             action = self.reply_guard.after_unasked(plan.unasked.call, plan.unasked_by, self.result)
             self._take(action)
+        elif not held and not self.tools_off and plan.decisions:
+            ok = all(self.outcome_by_seq[d.result_seq][0] for d in plan.decisions)
+            if (action := self.reply_guard.after_results(out, ok, self.result)) is not None:
+                self._take(action)
 
     async def _repair_arguments(self, assistant_seq: int, decisions: list[CallDecision]) -> None:
         """A named recovery re-issues a refused call with repaired arguments (see

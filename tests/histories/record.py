@@ -37,6 +37,7 @@ from durable_loop.testing.pytest_plugin import start_test_environment
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 from tests.conftest import settings_for
 from tests.histories.recovery_scenarios import (
+    done_at_once,
     recoveries,
     requested_tool,
     routed_tool,
@@ -210,6 +211,7 @@ SCENARIOS: dict[str, Scenario] = {
     "routed_tool_made_up": routed_tool_made_up,
     "unasked_call": unasked_call,
     "unsaid_values": unsaid_values,
+    "done_at_once": done_at_once,
     "router_clarify": router_clarify,
 }
 

@@ -167,6 +167,29 @@ async def unsaid_values(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def done_at_once(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """``finalize_when_done``: a call that carries the whole request is followed by the
+    answer request without tools (patch ``finalize-when-done``); a request with a value
+    left keeps the tools for its second call, then is finalized."""
+    sid, model = "recorded-done-at-once", "recorded-done-at-once-model"
+    llm.script(
+        model,
+        [
+            reply.tool_call("add", {"a": 37, "b": 43}),
+            reply.text("37 + 43 is 80."),
+            reply.tool_call("add", {"a": 8, "b": 4}),
+            reply.tool_call("add", {"a": 12, "b": 5}),
+            reply.text("The total is 17."),
+        ],
+    )
+    runtime = RuntimeConfig(recoveries=["repeated_call_guard", "finalize_when_done"])
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "add 37 and 43", message_id="m1")
+    await sessions.send(sid, "add 8 and 4, then add 5 to the total", message_id="m2")
+    await sessions.close(sid)
+    return sid
+
+
 async def router_clarify(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """The router pipeline's checked clarify: overruled (the message holds the values),
     kept (the executor invents them), and a clarify naming nothing read as ``none``."""

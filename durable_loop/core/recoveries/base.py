@@ -21,12 +21,15 @@ from durable_loop.core.errors import CodedError
 from durable_loop.core.reply_check import results_digest
 from durable_loop.core.tools import tool_purpose
 
-Stage = Literal["reply", "failure", "answer", "repeat", "typed", "refused_call", "call", "message"]
+Stage = Literal[
+    "reply", "failure", "answer", "repeat", "results", "typed", "refused_call", "call", "message"
+]
 """Where a recovery fires. ``reply``: on every final reply, before the checks.
 ``failure``: on a final reply the answer check refused (REPLY_NOT_AN_ANSWER).
 ``answer``: on a plain-text final reply that passed the checks. ``repeat``: after the
-repeated-call guard answered a repeat. The last three are carried out by their own code
-(no judge): ``typed`` (workflows/typed_answers), ``refused_call``
+repeated-call guard answered a repeat. ``results``: after a turn's calls were run and
+recorded (none repeated, refused or held). The other four are carried out by their own
+code (no judge): ``typed`` (workflows/typed_answers), ``refused_call``
 (workflows/argument_repair), ``call`` (core/guards), ``message`` (before a person's
 message is first sent: workflows/conversation_gate)."""
 
@@ -108,6 +111,11 @@ class Event:
     text: str | None = None
     tool_calls_made: int = 0
     failure: CodedError | None = None
+    request_left: tuple[str, ...] | None = None
+    """After a turn's calls: what the person's request still asks for
+    (``LlmTurnOutput.request_left``); None when not known."""
+    calls_ok: bool = False
+    """After a turn's calls: every one ran and succeeded."""
 
 
 @dataclass(frozen=True)

@@ -17,21 +17,21 @@ from durable_loop.core.recoveries.base import (
 
 NAME = "finalize_after_repeat"
 PATCH_ID = "finalize-after-repeat"
-_RESULTS = "No more tools will run. The tool results so far:\n{results}\n"
-_ANSWER = (
+RESULTS = "No more tools will run. The tool results so far:\n{results}\n"
+ANSWER = (
     "Answer the user's request now in one or two plain sentences, using these results. "
     "Do not write JSON, code or a function call."
 )
 TEXT_UNTIL_2026_11_27 = (
-    "You already made that call; its recorded result is above. " + _RESULTS + _ANSWER
+    "You already made that call; its recorded result is above. " + RESULTS + ANSWER
 )
 """Reworded because its first sentence led the local model to claim the action a saved
 note names ("I already called the plumber", 4 of 8 notes; 0 of 8 with today's)."""
 DEFAULT_TEXT = (
     "That request repeated an earlier one; its recorded result is above. "
-    + _RESULTS
+    + RESULTS
     + "{request}"
-    + _ANSWER
+    + ANSWER
 )
 """Quotes the person's request ({request}): without it the local model answered about the
 saved note, not what was asked ("You have saved the note" for "then tell me how many notes

@@ -20,6 +20,7 @@ from durable_loop.core.recoveries import (
     correct_typed_answer,
     finalize_after_repeat,
     finalize_text_call_reply,
+    finalize_when_done,
     fix_empty_final,
     refuse_unasked_call,
     repair_invalid_arguments,
@@ -67,6 +68,7 @@ BUILTINS = (
     withhold_tools_from_conversation.RECOVERY,
     refuse_unasked_call.RECOVERY,
     ask_for_unsaid_values.RECOVERY,
+    finalize_when_done.RECOVERY,
 )
 for _builtin in BUILTINS:
     REGISTRY.add(_builtin)

@@ -30,18 +30,20 @@ def _value(value: Any) -> Any:
     return value
 
 
+def answer_calls(entry: BfclEntry, specs: list[ToolSpec]) -> list[tuple[str, Any]]:
+    """BFCL's first possible answer as calls of the registered tools: (name, arguments)."""
+    names = {spec.original_name or spec.name: spec.name for spec in specs}
+    return [
+        (names.get(function, function), _value(arguments))
+        for answer in entry.answer or []
+        for function, arguments in answer.items()
+    ]
+
+
 def answer_policy(entry: BfclEntry, specs: list[ToolSpec]) -> Policy:
     """The trajectory the scripted behaviours distort: BFCL's first possible answer, all
     calls in one reply, then "Done."; no call for an entry that has no answer."""
-    names = {spec.original_name or spec.name: spec.name for spec in specs}
-    calls = tuple(
-        Call(
-            names.get(function, function),
-            _value(arguments),
-        )
-        for answer in entry.answer or []
-        for function, arguments in answer.items()
-    )
+    calls = tuple(Call(name, arguments) for name, arguments in answer_calls(entry, specs))
 
     def policy(view: ModelView) -> Action:
         if not calls or view.results:

@@ -10,6 +10,7 @@ from durable_loop.core.recoveries import Event, MessageFacts
 from durable_loop.core.recoveries import call_requested_tool as requested
 from durable_loop.core.recoveries import finalize_after_repeat as after_repeat
 from durable_loop.core.recoveries import finalize_text_call_reply as finalize
+from durable_loop.core.recoveries import finalize_when_done as when_done
 from durable_loop.core.recoveries import fix_empty_final as empty
 from durable_loop.core.recoveries import refuse_unasked_call as unasked
 from durable_loop.core.recoveries import retry_after_tool_error as retry
@@ -264,3 +265,21 @@ def test_a_plain_answer_passes_the_check_without_asking_a_patch():
     f = facts(asked=patches)
     assert answer_check("It is 80.", f.registered, f.patched, recovered=False) == (None, True)
     assert patches == []
+
+
+def test_finalize_when_done_asks_for_the_answer_only_when_nothing_is_left():
+    settings = when_done.FinalizeWhenDone()
+    patches: list[str] = []
+    f = facts(asked=patches, request_text="What is 37 times 43?")
+    f.note_result("calculate", "1591")
+    assert when_done.judge(settings, Event(request_left=("number",), calls_ok=True), f) is None
+    assert when_done.judge(settings, Event(request_left=(), calls_ok=False), f) is None
+    assert when_done.judge(settings, Event(request_left=None, calls_ok=True), f) is None
+    assert patches == []
+    action = when_done.judge(settings, Event(request_left=(), calls_ok=True), f)
+    assert action is not None and action.tools_off is True
+    assert patches == [when_done.PATCH_ID]
+    assert action.prompt.startswith("No more tools will run. The tool results so far:\n")
+    assert 'The user\'s request was: "What is 37 times 43?"\nAnswer the user' in action.prompt
+    resumed = facts(request_text="")
+    assert when_done.judge(settings, Event(request_left=(), calls_ok=True), resumed) is None

@@ -1,0 +1,54 @@
+"""The LLM activity's ``request_left``: the person's last message against every call made
+for it since, the new reply's included; the loop's own prompts are not the request."""
+
+from __future__ import annotations
+
+from durable_loop.activities.llm import with_request_left
+from durable_loop.core.activity_contracts import LlmTurnOutput
+from durable_loop.core.messages import Message, StoredMessage, ToolCall
+
+OFFERED = ["calculate", "note_add", "note_list"]
+
+
+def calls(*pairs: tuple[str, str]) -> Message:
+    return Message(
+        role="assistant",
+        tool_calls=[ToolCall(id=f"c{i}", name=n, arguments=a) for i, (n, a) in enumerate(pairs)],
+    )
+
+
+def rows(*messages: Message) -> list[StoredMessage]:
+    return [StoredMessage(seq=i, message=m) for i, m in enumerate(messages)]
+
+
+def left(history: list[StoredMessage], reply: Message) -> list[str] | None:
+    return with_request_left(LlmTurnOutput(assistant_seq=99), history, reply, OFFERED).request_left
+
+
+def test_earlier_calls_of_the_message_count_and_a_synthetic_prompt_is_not_the_request():
+    history = rows(
+        Message.user("What is 7 times 45? Then save it as a note."),
+        calls(("calculate", '{"expression": "7 * 45"}')),
+        Message.user("Use the tools if you need them.", synthetic=True),
+    )
+    note = calls(("note_add", '{"text": "7 times 45 = 315"}'))
+    assert left(history, note) == []
+    assert left(history[:1], calls(("calculate", '{"expression": "7 * 45"}'))) == [
+        "step word",
+        "subject note",
+    ]
+
+
+def test_calls_of_an_earlier_message_do_not_count_and_a_text_reply_gets_none():
+    history = rows(
+        Message.user("Add 2 and 3."),
+        calls(("calculate", '{"expression": "2 + 3"}')),
+        Message.user("And 4 and 6?"),
+    )
+    assert left(history, calls(("calculate", '{"expression": "4 + 9"}'))) == ["number"]
+    assert left(history, Message(role="assistant", content="10")) is None
+
+
+def test_arguments_that_are_not_an_object_carry_nothing():
+    history = rows(Message.user("What is 12 squared?"))
+    assert left(history, calls(("calculate", '{"expression": "12 ** 2"'))) == ["number"]
