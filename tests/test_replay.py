@@ -32,6 +32,7 @@ def test_the_expected_histories_are_checked_in():
     assert "recoveries.run0.json" in names
     patched = {"requested_tool.run0.json", "routed_tool.run0.json", "router_clarify.run0.json"}
     patched |= {"unasked_call.run0.json", "unsaid_values.run0.json", "done_at_once.run0.json"}
+    patched |= {"unknown_tool_repeat.run0.json"}
     assert patched <= set(names)
     first_run = load(HISTORIES / "continue_as_new.run0.json")
     assert first_run.events[-1].event_type == (
@@ -107,6 +108,10 @@ def test_the_histories_of_patched_recoveries_carry_their_patches():
     assert "finalize-when-done" in done.patches
     assert done.recoveries == ["finalize_when_done", "finalize_when_done"]
     assert done.activities.count("run_tool") == 3
+    made_up = recorded("unknown_tool_repeat.run0.json")
+    assert "repeat-unknown-tool-call" in made_up.patches
+    assert made_up.recoveries == ["finalize_after_repeat"]
+    assert made_up.activities.count("run_tool") == 0
     router = recorded("router_clarify.run0.json")
     assert "router-clarify-checked" in router.patches
     assert router.routes == ["call_tool", "clarify", "none"]

@@ -23,6 +23,9 @@ from durable_loop.core.recoveries import (
 )
 
 Action = Literal["execute", "reject", "reuse"]
+REPEAT_UNKNOWN_PATCH_ID = "repeat-unknown-tool-call"
+"""An identical call of a tool that does not exist, refused before in the message, is a
+repeat: the local model otherwise calls a made-up tool until the turn limit."""
 
 
 class CallDecision(BaseModel):
@@ -76,12 +79,16 @@ def plan_turn(
     seen_calls: dict[str, int],
     first_result_seq: int,
     patched: Callable[[str], bool],
+    refused_unknown: dict[str, int] | None = None,
 ) -> TurnPlan:
     """Decide, per call in emitted order, whether to execute, refuse or reuse it.
 
     ``seen_calls`` maps ``name:args_sha256`` of calls executed earlier in this message's
-    loop to the seq of their recorded result. ``patched`` is ``workflow.patched``, asked
-    only where a recovery behind a patch would act.
+    loop to the seq of their recorded result; ``refused_unknown`` does the same for calls
+    refused earlier with TOOL_NOT_FOUND (a tool that does not exist), whose identical
+    repeat the repeated-call guard answers too (patch ``repeat-unknown-tool-call``).
+    ``patched`` is ``workflow.patched``, asked only where a recovery behind a patch would
+    act.
     """
     limit = config.effective_max_tool_calls_per_turn()
     checks = CallChecks(
@@ -107,7 +114,10 @@ def plan_turn(
                 ErrorCode.ARGUMENTS_NOT_GIVEN,
                 UNSAID_MESSAGES[by](call.name, call.args_unsaid),
             )
-        if refused is not None:
+        repeat = unknown_repeat(call, seq, refused, refused_unknown or {}, config, patched)
+        if repeat is not None:
+            decisions.append(repeat)
+        elif refused is not None:
             decisions.append(_reject(call, seq, *refused))
             if by is not None and unasked is None:
                 unasked, unasked_by = decisions[-1], by
@@ -188,6 +198,28 @@ def unsaid_refusal(
     ):
         return ask_for_unsaid_values.NAME
     return None
+
+
+def unknown_repeat(
+    call: ToolCallSummary,
+    seq: int,
+    refused: tuple[ErrorCode, str] | None,
+    refused_unknown: dict[str, int],
+    config: RuntimeConfig,
+    patched: Callable[[str], bool],
+) -> CallDecision | None:
+    """The reuse of an identical call refused earlier with TOOL_NOT_FOUND, when the
+    repeated-call guard is on (its patch asked only then)."""
+    earlier = refused_unknown.get(call_key(call.name, call.args_sha256))
+    if (
+        refused is None
+        or refused[0] != ErrorCode.TOOL_NOT_FOUND
+        or earlier is None
+        or not config.uses(repeated_call_guard.NAME)
+        or not patched(REPEAT_UNKNOWN_PATCH_ID)
+    ):
+        return None
+    return CallDecision(call=call, action="reuse", result_seq=seq, reuse_seq=earlier)
 
 
 def run_or_reuse(

@@ -91,6 +91,8 @@ class MessageLoop(ToolTurn):
         self.result = RunResult(message_id=message_id, status="completed")
         self.appends: list[AppendItem] = []
         self.seen_calls: dict[str, int] = {}
+        self.refused_unknown: dict[str, int] = {}
+        """``name:args_sha256`` of calls refused with TOOL_NOT_FOUND -> their result seq."""
         self.last_ok_by_tool: dict[str, bool] = {}
         self.outcome_by_seq: dict[int, tuple[bool, list[str], str | None]] = {}
         """Result seq -> (ok, error codes, one-line failure for a retry prompt)."""

@@ -61,6 +61,7 @@ class ToolTurn:
     result: RunResult
     appends: list[AppendItem]
     seen_calls: dict[str, int]
+    refused_unknown: dict[str, int]
     last_ok_by_tool: dict[str, bool]
     outcome_by_seq: dict[int, tuple[bool, list[str], str | None]]
     deduplicated: set[int]
@@ -85,6 +86,7 @@ class ToolTurn:
             seen_calls=self.seen_calls,
             first_result_seq=self.cursor.take_seq(len(out.tool_calls)),
             patched=workflow.patched,
+            refused_unknown=self.refused_unknown,
         )
         plan = over_budget_plan(plan, self.config, self.cursor.usage)
         plan, deduplicated = dedupe_plan(plan, self.specs, self.cursor.dedup)
@@ -250,10 +252,15 @@ class ToolTurn:
             )
             ok, codes, text = False, [error.code], error.message
             failure = failure_text(codes, text)
+            if error.code == ErrorCode.TOOL_NOT_FOUND:
+                self.refused_unknown[call_key(call.name, call.args_sha256)] = decision.result_seq
         self.outcome_by_seq[decision.result_seq] = (ok, codes, failure)
         if decision.action != "reuse":
             self.reply_guard.facts.note_result(call.name, text if failure is None else failure)
-        self.reply_guard.facts.note_outcome(call.name, codes, failure)
+        # A made-up tool's repeat is answered with the tools withdrawn: the words that
+        # follow are the answer, not a reply to send back to the tools (retry_after_tool_error).
+        settled = decision.action == "reuse" and ErrorCode.TOOL_NOT_FOUND in codes
+        self.reply_guard.facts.note_outcome(call.name, codes, None if settled else failure)
         if not decision.ignored and call.name in self.registered:
             self.last_ok_by_tool[call.name] = ok
         self.result.tool_calls.append(

@@ -30,7 +30,7 @@ def call(
     )
 
 
-def plan(calls, config=RuntimeConfig(), seen=None, tools_sent=True, patched=None):
+def plan(calls, config=RuntimeConfig(), seen=None, tools_sent=True, patched=None, refused=None):
     asked: list[str] = []
 
     def patch(patch_id: str) -> bool:
@@ -46,6 +46,7 @@ def plan(calls, config=RuntimeConfig(), seen=None, tools_sent=True, patched=None
         seen_calls=seen or {},
         first_result_seq=10,
         patched=patch,
+        refused_unknown=refused,
     )
     ASKED[:] = asked
     return result
@@ -134,6 +135,32 @@ def test_different_arguments_are_not_a_repeat():
     seen = {call_key("add", call("add", '{"a": 1}').args_sha256): 4}
     result = plan([call("add", '{"a": 2}')], seen=seen)
     assert summary(result) == [("execute", None, 10)]
+
+
+def test_a_made_up_tool_called_again_identically_is_a_repeat_under_its_patch():
+    made_up = call("piano_tips", '{"piano": "upright"}')
+    refused = {call_key("piano_tips", made_up.args_sha256): 6}
+    result = plan([made_up], refused=refused)
+    assert result.repeated is True and ASKED == ["repeat-unknown-tool-call"]
+    assert result.decisions[0].action == "reuse" and result.decisions[0].reuse_seq == 6
+
+
+def test_a_made_up_tool_is_refused_the_first_time_with_other_arguments_or_unpatched():
+    made_up = call("piano_tips", '{"piano": "upright"}')
+    refused = {call_key("piano_tips", made_up.args_sha256): 6}
+    other = call("piano_tips", '{"piano": "grand"}')
+    assert summary(plan([made_up])) == [("reject", "TOOL_NOT_FOUND", 10)] and ASKED == []
+    assert summary(plan([other], refused=refused)) == [("reject", "TOOL_NOT_FOUND", 10)]
+    unpatched = plan([made_up], refused=refused, patched=set())
+    assert summary(unpatched) == [("reject", "TOOL_NOT_FOUND", 10)] and not unpatched.repeated
+    off = plan([made_up], RuntimeConfig(repeated_call_guard=False), refused=refused)
+    assert summary(off) == [("reject", "TOOL_NOT_FOUND", 10)] and ASKED == []
+
+
+def test_a_refusal_other_than_an_unknown_tool_is_never_a_repeat():
+    hidden = call("secret")
+    result = plan([hidden], refused={call_key("secret", hidden.args_sha256): 6})
+    assert summary(result) == [("reject", "TOOL_NOT_ALLOWED", 10)] and ASKED == []
 
 
 def test_too_large_arguments_name_the_value_to_shorten():

@@ -45,6 +45,7 @@ from tests.histories.recovery_scenarios import (
     routed_tool_not_named,
     router_clarify,
     unasked_call,
+    unknown_tool_repeat,
     unsaid_values,
 )
 from tests.workflows.toolkit import ToolLog, recording_tools
@@ -212,6 +213,7 @@ SCENARIOS: dict[str, Scenario] = {
     "unasked_call": unasked_call,
     "unsaid_values": unsaid_values,
     "done_at_once": done_at_once,
+    "unknown_tool_repeat": unknown_tool_repeat,
     "router_clarify": router_clarify,
 }
 

@@ -190,6 +190,22 @@ async def done_at_once(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def unknown_tool_repeat(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """The repeated-call guard and a made-up tool: its identical second call is a repeat
+    (patch ``repeat-unknown-tool-call``), answered with the tools withdrawn and the
+    finalization request."""
+    sid, model = "recorded-unknown-tool-repeat", "recorded-unknown-tool-repeat-model"
+    made_up = reply.tool_call("piano_tips", {"piano": "upright"})
+    llm.script(model, [made_up, made_up, reply.text("Tune it twice a year.")])
+    runtime = RuntimeConfig(
+        recoveries=["repeated_call_guard", "retry_after_tool_error", "finalize_after_repeat"]
+    )
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "how do I look after an upright piano?", message_id="m1")
+    await sessions.close(sid)
+    return sid
+
+
 async def router_clarify(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """The router pipeline's checked clarify: overruled (the message holds the values),
     kept (the executor invents them), and a clarify naming nothing read as ``none``."""
