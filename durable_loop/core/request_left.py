@@ -2,7 +2,7 @@
 that no call carried, a word that orders steps ("then", "too"), or the subject of an
 offered tool no call used.
 
-Read by the ``answer_when_done`` recovery (through ``LlmTurnOutput.request_left``): a
+Read by the ``finalize_when_done`` recovery (through ``LlmTurnOutput.request_left``): a
 request with nothing left after successful calls gets the answer at once, not another
 turn with tools in which the local model repeats its call. It errs towards "something is
 left", which only keeps the tools one more turn (as before), never towards losing a step.
@@ -66,9 +66,9 @@ CallMade = tuple[str, Mapping[str, JsonValue]]
 
 def request_left(request: str, calls: Iterable[CallMade], offered: Iterable[str]) -> list[str]:
     """Labels for what ``request`` still asks for after ``calls``: ``number``, ``name`` (a
-        capitalised or quoted word), ``list item``, ``step word`` (one per call the request's
+    capitalised or quoted word), ``list item``, ``step word`` (one per call the request's
     step words still ask for), ``unread text``, ``subject <word of a tool's name>``; empty
-        when the calls carry everything it gives. Duplicate labels are kept, one per item."""
+    when the calls carry everything it gives. Duplicate labels are kept, one per item."""
     made = list(calls)
     offered = list(offered)
     tool_stems = {w[:STEM] for tool in offered for w in name_words(tool)}
