@@ -1,7 +1,8 @@
 """A scripted stand-in for the packaged 1.5B model, behaving as it did in real demo runs.
 
 It answers from what the request holds (tool results, whether tools were sent), never
-from hard-coded numbers: compute, save, list, go quiet, then answer once the tools are gone.
+from hard-coded numbers: compute, save, list, go quiet, then answer once the tools are gone
+(the notes, when the request asks for them and a listing is among the results).
 Asked by the conversation gate, it names the tool it is about to call.
 ``repeating=True`` plays the other habit of small models: calling the same tool again.
 """
@@ -32,6 +33,10 @@ def _tool_results(request: RecordedRequest) -> dict[str, Any]:
     return results
 
 
+def _saved(results: dict[str, Any]) -> str:
+    return "Your notes: " + "; ".join(note["text"] for note in results["note_list"])
+
+
 def _last_user_text(request: RecordedRequest) -> str:
     users = [m for m in request.messages if m["role"] == "user"]
     return str(users[-1]["content"]) if users else ""
@@ -51,6 +56,8 @@ def small_model(request: RecordedRequest, *, repeating: bool = False) -> Reply:
         latest = question.rpartition(LATEST_MESSAGE)[2]
         return reply.text(json.dumps({"tool": "note_list" if "notes" in latest else "calculate"}))
     if "tools" not in request.body:
+        if "notes" in question and "note_list" in results:
+            return reply.text(_saved(results))
         value = results.get("calculate")
         return reply.text(f"The result of {EXPRESSION} is {value}.")
     if last["role"] == "user" and "notes" in question:
@@ -67,6 +74,5 @@ def small_model(request: RecordedRequest, *, repeating: bool = False) -> Reply:
     if tool == "note_add":
         return reply.tool_call("note_list", {})
     if tool == "note_list" and "notes" in question:
-        saved = "; ".join(note["text"] for note in results["note_list"])
-        return reply.text(f"Your notes: {saved}")
+        return reply.text(_saved(results))
     return reply.text("")
