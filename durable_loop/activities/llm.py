@@ -77,7 +77,7 @@ class LlmActivities:
         unsaid = self._unsaid(inp, history.messages)
         if history.reply is not None:
             out = summarize_reply(history.reply, inp, cached=True, unsaid=unsaid)
-            return with_request_left(out, history.messages, history.reply.message, inp.tool_names)
+            return with_request_left(out, history.messages, history.reply.message, inp)
         turn = plan_turn(self.registry, inp, history)
         done = await self._complete(inp, turn)
         message = done.reply.message
@@ -88,7 +88,7 @@ class LlmActivities:
         meta = meta.model_copy(update={"tools_digest": digest, "tool_schemas": schemas})
         written = await self.store.put(inp.transcript.session_id, inp.assistant_seq, message, meta)
         out = summarize_reply(written, inp, cached=False, unsaid=unsaid)
-        return with_request_left(out, history.messages, written.message, inp.tool_names)
+        return with_request_left(out, history.messages, written.message, inp)
 
     def _unsaid(
         self, inp: LlmTurnInput, messages: list[StoredMessage]
@@ -198,22 +198,29 @@ def heard_in(inp: LlmTurnInput, messages: list[StoredMessage]) -> Heard:
 
 
 def with_request_left(
-    out: LlmTurnOutput, messages: list[StoredMessage], reply: Message, offered: list[str]
+    out: LlmTurnOutput, messages: list[StoredMessage], reply: Message, inp: LlmTurnInput
 ) -> LlmTurnOutput:
-    """``out`` with its ``request_left``, for a reply with calls: the person's last message
-    against every call made since (this reply's included)."""
-    if not reply.tool_calls:
+    """``out`` with its ``request_left`` when the session asks for it."""
+    if not inp.wants_request_left:
         return out
+    return out.model_copy(update={"request_left": left_after(messages, reply, inp.tool_names)})
+
+
+def left_after(
+    messages: list[StoredMessage], reply: Message, offered: list[str]
+) -> list[str] | None:
+    """For a reply with calls: what the person's last message (``messages`` come before
+    ``reply``) still asks for after every call made since, this reply's included."""
+    if not reply.tool_calls:
+        return None
     made: list[CallMade] = []
     for stored in reversed(messages):
         message = stored.message
         if message.role == "user" and not message.synthetic:
-            calls = [*made, *parsed_calls(reply)]
-            left = request_left(message.content or "", calls, offered)
-            return out.model_copy(update={"request_left": left})
+            return request_left(message.content or "", [*made, *parsed_calls(reply)], offered)
         if message.role == "assistant":
             made[:0] = parsed_calls(message)
-    return out
+    return None
 
 
 def parsed_calls(message: Message) -> list[CallMade]:

@@ -12,7 +12,7 @@ from temporalio import activity
 
 from durable_loop.activities.gateway import LlmGateway
 from durable_loop.activities.heartbeat import heartbeating
-from durable_loop.activities.llm import call_summaries
+from durable_loop.activities.llm import call_summaries, left_after
 from durable_loop.core import names
 from durable_loop.core.argument_repair import (
     RepairCallInput,
@@ -24,7 +24,7 @@ from durable_loop.core.argument_repair import (
     shortened_value,
     with_value,
 )
-from durable_loop.core.messages import Message, ToolCall, Usage
+from durable_loop.core.messages import Message, StoredMessage, ToolCall, Usage
 from durable_loop.core.plan import PromptPlan
 from durable_loop.core.reply_meta import LlmReplyMeta
 from durable_loop.store import TranscriptStore
@@ -43,7 +43,7 @@ class RepairActivities:
     async def _repair(self, inp: RepairCallInput) -> RepairCallOutput:
         stored = await self.store.get(inp.session_id, inp.repair_seq)
         if stored is not None:
-            return _output(inp, stored.message, stored.meta_as(LlmReplyMeta).usage)
+            return await self._output(inp, stored.message, stored.meta_as(LlmReplyMeta).usage)
         assistant = await self.store.get(inp.session_id, inp.assistant_seq)
         calls = assistant.message.tool_calls if assistant is not None else []
         if inp.call_index >= len(calls):
@@ -102,10 +102,28 @@ class RepairActivities:
             repair_of=call.id,
         )
         written = await self.store.put(inp.session_id, inp.repair_seq, repaired, meta)
-        return _output(inp, written.message, reply.usage)
+        return await self._output(inp, written.message, reply.usage)
 
+    async def _output(
+        self, inp: RepairCallInput, repaired: Message, usage: Usage
+    ) -> RepairCallOutput:
+        return RepairCallOutput(
+            assistant_seq=inp.repair_seq,
+            tool_calls=call_summaries(repaired),
+            usage=usage,
+            request_left=await self._request_left(inp, repaired),
+        )
 
-def _output(inp: RepairCallInput, message: Message, usage: Usage) -> RepairCallOutput:
-    return RepairCallOutput(
-        assistant_seq=inp.repair_seq, tool_calls=call_summaries(message), usage=usage
-    )
+    async def _request_left(self, inp: RepairCallInput, repaired: Message) -> list[str] | None:
+        """The repaired call's ``request_left`` when asked: the message's calls before it
+        count, the refused call it replaces does not."""
+        if inp.offered is None:
+            return None
+        before = await self.store.read(inp.session_id, upto_seq=inp.assistant_seq)
+        refused = await self.store.get(inp.session_id, inp.assistant_seq)
+        if refused is not None:
+            calls = refused.message.tool_calls
+            kept = [c for i, c in enumerate(calls) if i != inp.call_index]
+            message = refused.message.model_copy(update={"tool_calls": kept})
+            before.append(StoredMessage(seq=refused.seq, message=message))
+        return left_after(before, repaired, inp.offered)

@@ -84,6 +84,11 @@ class LlmTurnInput(BaseModel):
         description="The session's argument budget, for the tool transform "
         "tools_string_max_length_from_args_budget (None: a payload from before it)",
     )
+    wants_request_left: bool = Field(
+        default=True,
+        description="Work out the reply's request_left: asked by sessions that use "
+        "finalize_when_done (True: a payload from before the field, which always had it)",
+    )
 
     def effective_transforms(self) -> TransformSet:
         """The session's transforms plus, unless turned off, the provider's normalisation."""

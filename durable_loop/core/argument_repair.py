@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from durable_loop.core.activity_contracts import ToolCallSummary
 from durable_loop.core.canonical_json import canonical_dumps, largest_string, strict_loads
+from durable_loop.core.contracts import is_none
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.errors import ErrorCode
 from durable_loop.core.messages import Message, Usage
@@ -73,6 +74,12 @@ class RepairCallInput(BaseModel):
     error: str = Field(description="The refusal the model would have read")
     max_args_bytes: int = Field(description="The arguments' size limit")
     tool_schema: dict[str, JsonValue] = Field(default_factory=dict)
+    offered: list[str] | None = Field(
+        default=None,
+        exclude_if=is_none,
+        description="The tools the model may see, when the session asks for the repaired "
+        "call's request_left (finalize_when_done); None: not asked",
+    )
 
 
 class RepairCallOutput(BaseModel):
@@ -82,6 +89,12 @@ class RepairCallOutput(BaseModel):
     tool_calls: list[ToolCallSummary] = Field(default_factory=list)
     usage: Usage = Usage()
     reason: str = Field(default="", description="Why no call came out of the repair")
+    request_left: list[str] | None = Field(
+        default=None,
+        exclude_if=is_none,
+        description="What the person's request still asks for after the repaired call and "
+        "the message's calls before it, as LlmTurnOutput.request_left; None: not asked",
+    )
 
 
 def _unfenced(text: str) -> str:

@@ -79,7 +79,7 @@ def plan_turn(
     seen_calls: dict[str, int],
     first_result_seq: int,
     patched: Callable[[str], bool],
-    refused_unknown: dict[str, int] | None = None,
+    refused_unknown: dict[str, int],
 ) -> TurnPlan:
     """Decide, per call in emitted order, whether to execute, refuse or reuse it.
 
@@ -114,7 +114,7 @@ def plan_turn(
                 ErrorCode.ARGUMENTS_NOT_GIVEN,
                 UNSAID_MESSAGES[by](call.name, call.args_unsaid),
             )
-        repeat = unknown_repeat(call, seq, refused, refused_unknown or {}, config, patched)
+        repeat = unknown_repeat(call, seq, refused, refused_unknown, config, patched)
         if repeat is not None:
             decisions.append(repeat)
         elif refused is not None:

@@ -1,6 +1,7 @@
 """What a person's request still asks for after the calls made for it: a value it gives
-that no call carried, a word that orders steps ("then", "too"), or the subject of an
-offered tool no call used.
+that no call carried, a word that orders steps ("then", "too") with no call of its own
+(unless one call carried its step's numbers with every number before them), or the
+subject of an offered tool no call used.
 
 Read by the ``finalize_when_done`` recovery (through ``LlmTurnOutput.request_left``): a
 request with nothing left after successful calls gets the answer at once, not another
@@ -11,13 +12,15 @@ Labels name no value the person gave. Pure and deterministic.
 
 from __future__ import annotations
 
+import operator
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from functools import reduce
 
 from pydantic import JsonValue
 
 from durable_loop.core.said_values import (
-    DIGIT_GAP,
     DIGITS,
     GENERIC_TOOL_WORDS,
     MIN_NAME_WORD,
@@ -49,7 +52,7 @@ STEP_WORDS = frozenset(
     }
 )
 """Words that order or add steps: "work it out, then save it", "keep it in my notes too",
-"for each of". Each asks for one call more than one."""
+"for each of". Each asks for one call more than one (see ``_steps_not_carried``)."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n]\s*|[\"'(\[]\s*)$")
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|'([^']{2,200})'(?![a-z])")
@@ -59,6 +62,11 @@ alone joins clauses as often as items ("a dentist appointment, save it as a note
 _JOINS = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 """Scripts written without spaces between words (Chinese, Japanese, Korean): not read."""
+_SENTENCES = re.compile(r"[.!?;\n]+(?:\s+|$)")
+"""Where a sentence ends; a point between digits ("2.5") is not an end."""
+_GAP = re.compile(r"(?<=\d)[\s,.'_](?=\d{3}(?!\d))")
+"""Thousands separators, as said_values' DIGIT_GAP less the dash: between digits of a
+calculation it is a minus ("2400-875")."""
 COURTESY_WORDS = frozenset({"please", "thanks", "thank", "kindly"})
 CallMade = tuple[str, Mapping[str, JsonValue]]
 """A call of this request: the tool's name and its arguments."""
@@ -73,7 +81,7 @@ def request_left(request: str, calls: Iterable[CallMade], offered: Iterable[str]
     offered = list(offered)
     tool_stems = {w[:STEM] for tool in offered for w in name_words(tool)}
     carried_runs, carried_stems = _carried(made)
-    text = DIGIT_GAP.sub("", request)
+    text = _GAP.sub("", request)
     lowered = [w.lower() for w in _WORD.findall(text)]
     left: list[str] = []
     for run in DIGITS.findall(text):
@@ -88,7 +96,7 @@ def request_left(request: str, calls: Iterable[CallMade], offered: Iterable[str]
     left += ["list item" for _ in _list_items_left(text, carried_stems)]
     if _UNSPACED.search(request):
         left.append("unread text")
-    steps = sum(word in STEP_WORDS for word in lowered)
+    steps = len(_steps_not_carried(text, made))
     if steps:
         left += ["step word"] * max(0, steps + 1 - len(made))
     asked = {w[:n] for w in lowered for n in (MIN_WORD, STEM)}
@@ -101,6 +109,50 @@ def request_left(request: str, calls: Iterable[CallMade], offered: Iterable[str]
     }
     left += [f"subject {w}" for w in sorted(subjects) if w[:STEM] not in used]
     return left
+
+
+def _steps_not_carried(text: str, calls: list[CallMade]) -> list[str]:
+    """The step words whose step still asks for a call of its own. A step whose clause
+    (its words up to the next step word or the end of its sentence) gives a number is met
+    when one call carries every number the request gives up to there, each as often as
+    written: "100 minus 36, then divide by 4" as one expression. A clause without a number
+    ("then save it") always asks for a call."""
+    words = [(m.group().lower(), m.start()) for m in _WORD.finditer(text)]
+    stops = [m.start() for m in _SENTENCES.finditer(text)]
+    held = [_call_runs(args) for _, args in calls]
+    left: list[str] = []
+    for index, (word, at) in enumerate(words):
+        if word not in STEP_WORDS:
+            continue
+        stop = min([s for s in stops if s > at], default=len(text))
+        end = index + 1
+        while end < len(words) and words[end][1] < stop and words[end][0] not in STEP_WORDS:
+            end += 1
+        given = _runs([w for w, _ in words[:end]])
+        clause = _runs([w for w, _ in words[index + 1 : end]])
+        if not clause or not any(given <= runs for runs in held):
+            left.append(word)
+    return left
+
+
+def _runs(words: list[str]) -> Counter[str]:
+    """The digit runs words give, each as often as given: digits and number words."""
+    runs = Counter(run for word in words for run in DIGITS.findall(word))
+    return runs + Counter(str(NUMBER_WORDS[w]) for w in words if w in NUMBER_WORDS)
+
+
+def _call_runs(args: Mapping[str, JsonValue]) -> Counter[str]:
+    """The digit runs one call's argument values carry, each as often as carried."""
+    runs: Counter[str] = Counter()
+    for value in _values(args):
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            forms = [Counter(DIGITS.findall(value_text(f))) for f in number_forms(value)]
+            runs += reduce(operator.or_, forms)
+        else:
+            runs += _runs(_WORD.findall(_GAP.sub("", value).lower()))
+    return runs
 
 
 def _list_items_left(text: str, carried: set[str]) -> list[str]:
@@ -135,23 +187,19 @@ def _names(text: str) -> list[str]:
 
 def _carried(calls: list[CallMade]) -> tuple[set[str], set[str]]:
     """The digit runs and word stems the calls' argument values hold."""
-    runs: set[str] = set()
-    stems: set[str] = set()
-    for _, args in calls:
-        for value in (leaf for item in args.values() for leaf in _leaves(item)):
-            if isinstance(value, bool):
-                continue
-            if isinstance(value, int | float):
-                for form in number_forms(value):
-                    runs |= set(DIGITS.findall(value_text(form)))
-                continue
-            written = DIGIT_GAP.sub("", value)
-            runs |= set(DIGITS.findall(written))
-            for word in _WORD.findall(written.lower()):
-                stems.add(word[:STEM])
-                if word in NUMBER_WORDS:
-                    runs.add(str(NUMBER_WORDS[word]))
+    runs = {run for _, args in calls for run in _call_runs(args)}
+    stems = {
+        word[:STEM]
+        for _, args in calls
+        for value in _values(args)
+        if isinstance(value, str)
+        for word in _WORD.findall(_GAP.sub("", value).lower())
+    }
     return runs, stems
+
+
+def _values(args: Mapping[str, JsonValue]) -> Iterable[str | int | float | bool]:
+    return (leaf for item in args.values() for leaf in _leaves(item))
 
 
 def _leaves(value: JsonValue) -> Iterable[str | int | float | bool]:

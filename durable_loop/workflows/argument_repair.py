@@ -74,9 +74,11 @@ class ArgumentRepairs:
         turn: int,
         control: RunControl,
         retry: RetryPolicy,
+        offered: list[str] | None,
     ) -> RepairCallOutput | None:
         """Run the repair activity; None when the patch is absent (an older run) or the
-        activity failed (the loop goes on as without the recovery)."""
+        activity failed (the loop goes on as without the recovery). ``offered`` asks for
+        the repaired call's request_left (see RepairCallInput)."""
         decision, kind, error = due
         if not workflow.patched(PATCH_ID):
             return None
@@ -94,6 +96,7 @@ class ArgumentRepairs:
             error=error,
             max_args_bytes=config.max_tool_args_bytes,
             tool_schema=self.specs[decision.call.name].parameters,
+            offered=offered,
         )
         call = run_activity(
             REPAIR_TOOL_CALL,

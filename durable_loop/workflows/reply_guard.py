@@ -71,6 +71,12 @@ class ReplyGuard:
             stage: judges(config.recoveries, stage) for stage in JUDGED
         }
 
+    @property
+    def wants_request_left(self) -> bool:
+        """Whether the replies' ``request_left`` is asked for: only the ``results`` stage
+        (``finalize_when_done``) reads it, so without one the activities skip the work."""
+        return bool(self.stages["results"])
+
     def judge(
         self, out: LlmTurnOutput, result: RunResult, typed: TypedAnswer | None
     ) -> Action | None:

@@ -290,6 +290,7 @@ class MessageLoop(ToolTurn):
                 stream=self.config.stream_replies,
                 output_schema=self.typed.schema if self.typed else None,
                 max_tool_args_bytes=self.config.max_tool_args_bytes,
+                wants_request_left=self.reply_guard.wants_request_left,
             )
             try:
                 out = await self.router.run_turn(inp, self._call_llm, failure_of, self.result)

@@ -126,6 +126,7 @@ class ToolTurn:
             turn=self.cursor.turn_index,
             control=self.control,
             retry=retry_policy(self.settings.llm.retry, LLM_NON_RETRYABLE),
+            offered=self.visible if self.reply_guard.wants_request_left else None,
         )
         if repaired is None:
             return
@@ -133,7 +134,11 @@ class ToolTurn:
         self._spend(repaired.usage)
         if repaired.tool_calls:
             await self._run_tools(
-                LlmTurnOutput(assistant_seq=repaired.assistant_seq, tool_calls=repaired.tool_calls)
+                LlmTurnOutput(
+                    assistant_seq=repaired.assistant_seq,
+                    tool_calls=repaired.tool_calls,
+                    request_left=repaired.request_left,
+                )
             )
 
     async def _execute_all(

@@ -4,7 +4,8 @@ for it since, the new reply's included; the loop's own prompts are not the reque
 from __future__ import annotations
 
 from durable_loop.activities.llm import with_request_left
-from durable_loop.core.activity_contracts import LlmTurnOutput
+from durable_loop.core.activity_contracts import LlmTurnInput, LlmTurnOutput, TranscriptRef
+from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.messages import Message, StoredMessage, ToolCall
 
 OFFERED = ["calculate", "note_add", "note_list"]
@@ -21,8 +22,20 @@ def rows(*messages: Message) -> list[StoredMessage]:
     return [StoredMessage(seq=i, message=m) for i, m in enumerate(messages)]
 
 
-def left(history: list[StoredMessage], reply: Message) -> list[str] | None:
-    return with_request_left(LlmTurnOutput(assistant_seq=99), history, reply, OFFERED).request_left
+def turn_input(*, wants: bool = True) -> LlmTurnInput:
+    return LlmTurnInput(
+        transcript=TranscriptRef(session_id="s", upto_seq=99),
+        turn=1,
+        assistant_seq=99,
+        endpoint=LlmEndpoint(provider="openai", model="m"),
+        tool_names=OFFERED,
+        wants_request_left=wants,
+    )
+
+
+def left(history: list[StoredMessage], reply: Message, *, wants: bool = True) -> list[str] | None:
+    out = LlmTurnOutput(assistant_seq=99)
+    return with_request_left(out, history, reply, turn_input(wants=wants)).request_left
 
 
 def test_earlier_calls_of_the_message_count_and_a_synthetic_prompt_is_not_the_request():
@@ -52,3 +65,12 @@ def test_calls_of_an_earlier_message_do_not_count_and_a_text_reply_gets_none():
 def test_arguments_that_are_not_an_object_carry_nothing():
     history = rows(Message.user("What is 12 squared?"))
     assert left(history, calls(("calculate", '{"expression": "12 ** 2"'))) == ["number"]
+
+
+def test_a_session_without_finalize_when_done_does_not_ask_and_an_old_payload_does():
+    history = rows(Message.user("What is 12 squared?"))
+    reply = calls(("calculate", '{"expression": "12 ** 2"}'))
+    assert left(history, reply, wants=False) is None
+    old = turn_input().model_dump(mode="json")
+    del old["wants_request_left"]
+    assert LlmTurnInput.model_validate(old).wants_request_left is True

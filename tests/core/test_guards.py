@@ -46,7 +46,7 @@ def plan(calls, config=RuntimeConfig(), seen=None, tools_sent=True, patched=None
         seen_calls=seen or {},
         first_result_seq=10,
         patched=patch,
-        refused_unknown=refused,
+        refused_unknown=refused or {},
     )
     ASKED[:] = asked
     return result

@@ -28,6 +28,8 @@ def calc(expression: str) -> tuple[str, dict[str, object]]:
         ("Weather in Paris, please.", [("get_weather", {"city": "Paris, FR"})], ["get_weather"]),
         ("What's 5 Ampere over 4 m?", [("magnetic_field", {"current": 5, "radius": 4})], []),
         ("Find the GCD of 36 and 48.", [("math_gcd", {"a": 36, "b": 48})], ["math_gcd"]),
+        ("Take 100 minus 36, then divide what you get by 4.", [calc("(100 - 36) / 4")], DEMO),
+        ("Calculate 2400 minus 875.", [calc("2400-875")], DEMO),
     ],
     ids=[
         "one-expression",
@@ -40,6 +42,8 @@ def calc(expression: str) -> tuple[str, dict[str, object]]:
         "a-name-carried",
         "a-unit-capitalised",
         "an-abbreviation",
+        "two-steps-as-one-expression",
+        "a-dash-between-digits-is-a-minus",
     ],
 )
 def test_nothing_is_left_when_the_calls_carry_the_request(request_text, calls, offered):
@@ -120,3 +124,18 @@ def test_names_count_only_beside_a_carried_one():
     request = "Get the BMI (Body Mass Index) of Ann and Bob."
     assert "name" in request_left(request, [("bmi", {"person": "Ann"})], ["bmi"])
     assert request_left("Body Mass Index for 70 kg", [("bmi", {"kg": 70})], ["bmi"]) == []
+
+
+def test_a_step_is_met_by_one_call_only_if_it_carries_every_number_up_to_its_clause():
+    """A step whose clause gives a number is met by a call that carries it with every
+    number before it, each as often as written; a clause without a number, or a number
+    the call holds fewer times than written, still asks for a call."""
+    request = "Take 100 minus 36, then divide what you get by 4."
+    assert request_left(request, [calc("100 - 36")], DEMO) == ["number", "step word"]
+    assert request_left(request, [calc("100 - 36"), calc("64 / 4")], DEMO) == []
+    assert request_left("Work out 1260 divided by 3, then save it.", [calc("1260 / 3")], DEMO) == [
+        "step word"
+    ]
+    twice = "Evaluate 2x + 5 at x = 4. Then also at x = 2."
+    evaluate = ("evaluate", {"function": "2x + 5", "x": 4})
+    assert request_left(twice, [evaluate], ["evaluate"]) == ["step word", "step word"]

@@ -83,6 +83,7 @@ def test_plan_turn_refuses_everything_it_must(
         seen_calls=seen_calls,
         first_result_seq=first_seq,
         patched=lambda _patch_id: True,
+        refused_unknown={},
     )
     assert [d.call for d in plan.decisions] == calls
     assert [d.result_seq for d in plan.decisions] == [first_seq + i for i in range(len(calls))]

@@ -37,12 +37,12 @@ def note_tools(log: ToolLog) -> ToolRegistry:
     return registry
 
 
-async def run(loop_worker, scripted_llm, steps, runtime):
+async def run(loop_worker, scripted_llm, steps, runtime, text="please"):
     model, sid, log = unique("m"), unique("s"), ToolLog()
     scripted_llm.script(model, steps)
     async with loop_worker(note_tools(log)) as w:
         await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
-        result = await w.sessions.send(sid, "please")
+        result = await w.sessions.send(sid, text)
         stored = await w.store.read(sid)
     return result, scripted_llm.requests(model), log, stored
 
@@ -128,6 +128,29 @@ async def test_invalid_arguments_are_repaired_from_the_schema_and_the_error(
     prompt = requests[1].messages[-1]["content"]
     assert "tools" not in requests[1].body
     assert '"integer"' in prompt and "INVALID_ARGS" in prompt and '"two"' in prompt
+
+
+async def test_a_repaired_call_that_carries_the_request_is_followed_by_the_answer_request(
+    loop_worker, scripted_llm
+):
+    """finalize_when_done judges the repaired call as any other: the refused call it
+    replaces carries nothing, the repaired one the whole request."""
+    result, requests, log, _ = await run(
+        loop_worker,
+        scripted_llm,
+        [
+            reply.tool_call("add", {"a": "nine", "b": 5}),
+            reply.text('{"a": 9, "b": 5}'),
+            reply.text("9 + 5 is 14."),
+        ],
+        RuntimeConfig(repair_invalid_arguments=True, recoveries=["finalize_when_done"]),
+        text="add 9 and 5",
+    )
+    assert result.status == "completed" and result.reply == "9 + 5 is 14."
+    assert result.recoveries == ["repair_invalid_arguments", "finalize_when_done"]
+    assert log.executions[0].args == {"a": 9, "b": 5}
+    assert len(requests) == 3 and "tools" not in requests[2].body
+    assert requests[2].messages[-1]["content"].startswith("No more tools will run")
 
 
 async def test_a_repair_reply_without_json_leaves_the_refusal_to_the_model(

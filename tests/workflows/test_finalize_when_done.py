@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.testing import reply
+from tests.conftest import settings_for, unique
 from tests.workflows.test_endings import run_session
+from tests.workflows.toolkit import ToolLog, recording_tools
 
 ON = RuntimeConfig(
     recoveries=["repeated_call_guard", "finalize_after_repeat", "finalize_when_done"]
@@ -78,3 +80,26 @@ async def test_without_the_recovery_the_tools_stay_and_the_repeat_is_answered(
     assert result.status == "completed", result.error
     assert log.names() == ["add"] and result.recoveries == ["finalize_after_repeat"]
     assert "tools" in requests[1].body and len(requests) == 3
+
+
+async def test_only_a_session_with_the_recovery_has_request_left_in_its_history(
+    loop_worker, scripted_llm
+):
+    steps = [reply.tool_call("add", {"a": 37, "b": 43}), reply.text("80.")]
+    found: dict[bool, list[bool]] = {}
+    for on in (True, False):
+        model, sid = unique("m"), unique("s")
+        scripted_llm.script(model, steps)
+        runtime = RuntimeConfig(recoveries=["finalize_when_done"] if on else [])
+        async with loop_worker(recording_tools(ToolLog())) as w:
+            await w.sessions.start(sid, settings_for(scripted_llm, model, runtime=runtime))
+            await w.sessions.send(sid, "what is 37 plus 43?")
+            history = await w.sessions.handle(sid).fetch_history()
+        found[on] = [
+            b"request_left" in payload.data
+            for event in history.events
+            if event.HasField("activity_task_completed_event_attributes")
+            for payload in event.activity_task_completed_event_attributes.result.payloads
+        ]
+    assert found[True].count(True) == 1
+    assert found[False] and not any(found[False])

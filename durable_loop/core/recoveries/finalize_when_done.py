@@ -1,7 +1,9 @@
 """``finalize_when_done``: when a turn's calls all succeeded and together carry everything
 the person's request gives (``core/request_left``: each number, each name beside one a
 call carried, each item of a list, as many calls as its step words ("then", "too") ask
-for, no subject of an uncalled tool), the next request asks for the answer, with no tools.
+for, one call counting for a step whose numbers it carries with every number before
+them, no subject of an uncalled tool), the next request asks for the answer, with no
+tools.
 
 Offered tools after a result it has everything for, the local model calls again: the
 identical call, in most tool messages (issue 31 §3). ``finalize_after_repeat`` answers
