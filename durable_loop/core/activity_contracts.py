@@ -87,7 +87,8 @@ class LlmTurnInput(BaseModel):
     wants_request_left: bool = Field(
         default=True,
         description="Work out the reply's request_left: asked by sessions that use "
-        "finalize_when_done (True: a payload from before the field, which always had it)",
+        "finalize_when_done or continue_after_repeat (True: a payload from before the "
+        "field, which always had it)",
     )
 
     def effective_transforms(self) -> TransformSet:

@@ -78,7 +78,7 @@ class RepairCallInput(BaseModel):
         default=None,
         exclude_if=is_none,
         description="The tools the model may see, when the session asks for the repaired "
-        "call's request_left (finalize_when_done); None: not asked",
+        "call's request_left (finalize_when_done, continue_after_repeat); None: not asked",
     )
 
 

@@ -7,6 +7,7 @@ Read by the ``finalize_when_done`` recovery (through ``LlmTurnOutput.request_lef
 request with nothing left after successful calls gets the answer at once, not another
 turn with tools in which the local model repeats its call. It errs towards "something is
 left", which only keeps the tools one more turn (as before), never towards losing a step.
+``continue_after_repeat`` reads its value labels after a repeat.
 Labels name no value the person gave. Pure and deterministic.
 """
 

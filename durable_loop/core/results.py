@@ -102,7 +102,7 @@ class RunResult(BaseModel):
         description="Named recoveries this message used, in order (finalize_text_call_reply, "
         "finalize_after_repeat, call_referred_tool, call_requested_tool, "
         "shorten_oversized_arguments, repair_invalid_arguments, refuse_unasked_call, "
-        "ask_for_unsaid_values, finalize_when_done)",
+        "ask_for_unsaid_values, finalize_when_done, continue_after_repeat)",
     )
     output: JsonValue = Field(
         default=None,

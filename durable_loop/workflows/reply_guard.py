@@ -73,9 +73,10 @@ class ReplyGuard:
 
     @property
     def wants_request_left(self) -> bool:
-        """Whether the replies' ``request_left`` is asked for: only the ``results`` stage
-        (``finalize_when_done``) reads it, so without one the activities skip the work."""
-        return bool(self.stages["results"])
+        """Whether the replies' ``request_left`` is asked for: only some recoveries read it
+        (``finalize_when_done``, ``continue_after_repeat``), so without them the activities
+        skip the work."""
+        return any(r.reads_request_left for stage in JUDGED for r, _ in self.stages[stage])
 
     def judge(
         self, out: LlmTurnOutput, result: RunResult, typed: TypedAnswer | None
@@ -96,15 +97,14 @@ class ReplyGuard:
             return action or Action(error=failure)
         return self._first("answer", event, result) if plain else None
 
-    def after_repeat(self, result: RunResult) -> Action | None:
-        """Right after the repeated-call guard answered a repeat."""
-        return self._first("repeat", Event(), result)
+    def after_repeat(self, out: LlmTurnOutput, result: RunResult) -> Action | None:
+        """Right after the repeated-call guard answered a repeat in ``out``."""
+        return self._first("repeat", Event(request_left=_left(out)), result)
 
     def after_results(self, out: LlmTurnOutput, calls_ok: bool, result: RunResult) -> Action | None:
         """Right after a turn's calls were run and recorded (none repeated, refused or held):
         ``out`` is the reply that made them, ``calls_ok`` whether every one succeeded."""
-        left = None if out.request_left is None else tuple(out.request_left)
-        return self._first("results", Event(request_left=left, calls_ok=calls_ok), result)
+        return self._first("results", Event(request_left=_left(out), calls_ok=calls_ok), result)
 
     def after_unasked(self, call: ToolCallSummary, by: str, result: RunResult) -> Action:
         """Right after ``by`` (``refuse_unasked_call`` or ``ask_for_unsaid_values``) refused
@@ -138,3 +138,7 @@ class ReplyGuard:
     def resume(self, parked: ParkedMessage) -> None:
         self.facts.uses[fix_empty_final.NAME] = int(parked.finalization_used)
         self.facts.uses[retry_after_tool_error.NAME] = parked.error_retries_used
+
+
+def _left(out: LlmTurnOutput) -> tuple[str, ...] | None:
+    return None if out.request_left is None else tuple(out.request_left)

@@ -103,8 +103,9 @@ class ToolTurn:
         if plan.repeated or plan.unasked is not None:
             self.tools_off = True
         await self._repair_arguments(out.assistant_seq, plan.decisions)
-        if plan.repeated and (action := self.reply_guard.after_repeat(self.result)) is not None:
-            self._take(action)
+        repeat_action = self.reply_guard.after_repeat(out, self.result) if plan.repeated else None
+        if repeat_action is not None:
+            self._take(repeat_action)
         elif plan.unasked is not None and plan.unasked_by is not None:
             action = self.reply_guard.after_unasked(plan.unasked.call, plan.unasked_by, self.result)
             self._take(action)

@@ -37,6 +37,7 @@ from durable_loop.testing.pytest_plugin import start_test_environment
 from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_client
 from tests.conftest import settings_for
 from tests.histories.recovery_scenarios import (
+    continue_after_repeat,
     done_at_once,
     recoveries,
     requested_tool,
@@ -214,6 +215,7 @@ SCENARIOS: dict[str, Scenario] = {
     "unsaid_values": unsaid_values,
     "done_at_once": done_at_once,
     "unknown_tool_repeat": unknown_tool_repeat,
+    "continue_after_repeat": continue_after_repeat,
     "router_clarify": router_clarify,
 }
 

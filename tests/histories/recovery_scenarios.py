@@ -206,6 +206,30 @@ async def unknown_tool_repeat(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def continue_after_repeat(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """``continue_after_repeat``: a repeat while a value of the request is left brings the
+    tools back for the next call (patch ``continue-after-repeat``), which
+    ``finalize_when_done`` follows with the answer request."""
+    sid, model = "recorded-continue-after-repeat", "recorded-continue-after-repeat-model"
+    first = reply.tool_call("add", {"a": 2, "b": 3})
+    llm.script(
+        model,
+        [first, first, reply.tool_call("add", {"a": 4, "b": 6}), reply.text("5 and 10.")],
+    )
+    runtime = RuntimeConfig(
+        recoveries=[
+            "repeated_call_guard",
+            "continue_after_repeat",
+            "finalize_after_repeat",
+            "finalize_when_done",
+        ]
+    )
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "add 2 and 3, and add 4 and 6", message_id="m1")
+    await sessions.close(sid)
+    return sid
+
+
 async def router_clarify(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """The router pipeline's checked clarify: overruled (the message holds the values),
     kept (the executor invents them), and a clarify naming nothing read as ``none``."""

@@ -160,3 +160,6 @@ class Recovery(Generic[S]):
     """Named in ``RunResult.recoveries`` when it fires."""
     on_by_default: bool = False
     legacy: Legacy | None = None
+    reads_request_left: bool = False
+    """Its judge reads ``Event.request_left``: a session using it asks the activities
+    for ``LlmTurnOutput.request_left``."""

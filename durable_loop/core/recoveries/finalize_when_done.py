@@ -73,4 +73,5 @@ RECOVERY = Recovery(
     "live_multiple entries; a step lost in 4.5% of parallel and of parallel_multiple",
     judge=judge,
     patch_id=PATCH_ID,
+    reads_request_left=True,
 )

@@ -8,6 +8,7 @@ import pytest
 from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.recoveries import Event, MessageFacts
 from durable_loop.core.recoveries import call_requested_tool as requested
+from durable_loop.core.recoveries import continue_after_repeat as carry_on
 from durable_loop.core.recoveries import finalize_after_repeat as after_repeat
 from durable_loop.core.recoveries import finalize_text_call_reply as finalize
 from durable_loop.core.recoveries import finalize_when_done as when_done
@@ -283,3 +284,20 @@ def test_finalize_when_done_asks_for_the_answer_only_when_nothing_is_left():
     assert 'The user\'s request was: "What is 37 times 43?"\nAnswer the user' in action.prompt
     resumed = facts(request_text="")
     assert when_done.judge(settings, Event(request_left=(), calls_ok=True), resumed) is None
+
+
+def test_continue_after_repeat_brings_the_tools_back_once_for_a_value_left():
+    settings = carry_on.ContinueAfterRepeat()
+    patches: list[str] = []
+    f = facts(asked=patches, request_text="Play Taylor Swift and Maroon 5")
+    for left in [None, (), ("step word",), ("subject note", "step word")]:
+        assert carry_on.judge(settings, Event(request_left=left), f) is None
+    assert patches == []
+    action = carry_on.judge(settings, Event(request_left=("name", "number")), f)
+    assert action is not None and action.tools_off is False and not action.require_tool_call
+    assert patches == [carry_on.PATCH_ID]
+    assert '"Play Taylor Swift and Maroon 5"' in action.prompt
+    f.uses[carry_on.NAME] = 1
+    assert carry_on.judge(settings, Event(request_left=("number",)), f) is None
+    resumed = facts(request_text="")
+    assert carry_on.judge(settings, Event(request_left=("list item",)), resumed) is None

@@ -1,0 +1,68 @@
+"""``continue_after_repeat``: when the repeated-call guard answers a repeat while the
+person's request still gives a value no call carried (``core/request_left``: a number, a
+name beside one a call carried, an item of a list), the tools come back once with the
+request quoted and a request for the next call, before ``finalize_after_repeat`` would ask
+for the answer.
+
+The local model returns one call per reply. Asked for two songs, two cases or two cities,
+it makes the first call, then repeats it; finalizing there answers half the request
+(BFCL ``parallel``: "Wrong number of functions" in most of its failures). The repeat says
+the model did not see what is left, and the labels say something is. A second repeat is
+answered by ``finalize_after_repeat`` as before. Step words and subjects alone do not
+count: they err towards "left" by design (``finalize_when_done`` keeps the tools for
+them), and here a wrong "left" would cost a call nobody asked for.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from durable_loop.core.recoveries.base import (
+    Action,
+    Event,
+    MessageFacts,
+    Recovery,
+    RecoverySettings,
+)
+
+NAME = "continue_after_repeat"
+PATCH_ID = "continue-after-repeat"
+VALUE_LABELS = frozenset({"number", "name", "list item"})
+"""The labels of a value the request gives that no call carried."""
+DEFAULT_TEXT = (
+    'That call was already made; its result is above. My request was: "{request}" '
+    "Part of it has no call yet. Make the next call it needs, with values from my request "
+    "that no call has used, then answer."
+)
+
+
+class ContinueAfterRepeat(RecoverySettings):
+    text: str = Field(
+        default=DEFAULT_TEXT, description="Template with {request} (the person's message)"
+    )
+
+
+def judge(settings: ContinueAfterRepeat, event: Event, facts: MessageFacts) -> Action | None:
+    if (
+        not event.request_left
+        or VALUE_LABELS.isdisjoint(event.request_left)
+        or not facts.request_text
+        or facts.used(NAME)
+        or not facts.patched(PATCH_ID)
+    ):
+        return None
+    return Action(prompt=settings.text.format(request=facts.quoted_request()), tools_off=False)
+
+
+RECOVERY = Recovery(
+    name=NAME,
+    settings=ContinueAfterRepeat,
+    stage="repeat",
+    fixes="a repeat while the request still gives a value no call carried (a number, a "
+    "name, a list item): the tools come back once, with the request quoted and the next "
+    "call asked for, before finalize_after_repeat would ask for the answer",
+    effect="not measured yet",
+    judge=judge,
+    patch_id=PATCH_ID,
+    reads_request_left=True,
+)
