@@ -103,16 +103,14 @@ class ToolTurn:
         if plan.repeated or plan.unasked is not None:
             self.tools_off = True
         await self._repair_arguments(out.assistant_seq, plan.decisions)
-        repeat_action = self.reply_guard.after_repeat(out, self.result) if plan.repeated else None
-        if repeat_action is not None:
-            self._take(repeat_action)
-        elif plan.unasked is not None and plan.unasked_by is not None:
+        action = self.reply_guard.after_repeat(out, self.result) if plan.repeated else None
+        if action is None and plan.unasked is not None and plan.unasked_by is not None:
             action = self.reply_guard.after_unasked(plan.unasked.call, plan.unasked_by, self.result)
-            self._take(action)
-        elif not held and not self.tools_off and plan.decisions:
+        elif action is None and not held and not self.tools_off and plan.decisions:
             ok = all(self.outcome_by_seq[d.result_seq][0] for d in plan.decisions)
-            if (action := self.reply_guard.after_results(out, ok, self.result)) is not None:
-                self._take(action)
+            action = self.reply_guard.after_results(out, ok, self.result)
+        if action is not None:
+            self._take(action)
 
     async def _repair_arguments(self, assistant_seq: int, decisions: list[CallDecision]) -> None:
         """A named recovery re-issues a refused call with repaired arguments (see

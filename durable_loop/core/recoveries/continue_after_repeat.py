@@ -11,6 +11,11 @@ the model did not see what is left, and the labels say something is. A second re
 answered by ``finalize_after_repeat`` as before. Step words and subjects alone do not
 count: they err towards "left" by design (``finalize_when_done`` keeps the tools for
 them), and here a wrong "left" would cost a call nobody asked for.
+
+Opt-in: on the packaged model it won two BFCL ``parallel`` entries of 50 and lost one of
+``simple_python``'s and two of ``multiple``'s, each after a ``name`` label (a capitalised
+word no call held), where the model answered the request for the next call with a call
+nobody asked for (docs/evals.md).
 """
 
 from __future__ import annotations
@@ -61,7 +66,10 @@ RECOVERY = Recovery(
     fixes="a repeat while the request still gives a value no call carried (a number, a "
     "name, a list item): the tools come back once, with the request quoted and the next "
     "call asked for, before finalize_after_repeat would ask for the answer",
-    effect="not measured yet",
+    effect="local Qwen2.5-Coder, BFCL parallel 50 (seed 1): 26/50 -> 28/50 (no entry lost), "
+    "fired in 16 of 50, LLM requests 193 -> 212; but simple_python 1 and multiple 2 "
+    "entries lost (an extra call after a name label), so not in the local catalog "
+    "entries; everyday + smoke: did not fire",
     judge=judge,
     patch_id=PATCH_ID,
     reads_request_left=True,

@@ -70,7 +70,9 @@ RECOVERY = Recovery(
     "finalize_after_repeat in 15 -> 7 of them, passes unchanged (44/45); BFCL parallel "
     "26/50 with the same failures as before. BFCL ground truth "
     "(bench/request_left_bfcl.py): done at once in 78% of simple_python and 54% of "
-    "live_multiple entries; a step lost in 4.5% of parallel and of parallel_multiple",
+    "live_multiple entries; a step lost in 4.5% of parallel and of parallel_multiple. "
+    "A step met by one call carrying its numbers, repaired calls judged (later the same "
+    "day): requests 66 -> 61, finalize_after_repeat in 7 -> 2 of the 21",
     judge=judge,
     patch_id=PATCH_ID,
     reads_request_left=True,
