@@ -119,11 +119,11 @@ class RepairActivities:
         count, the refused call it replaces does not."""
         if inp.offered is None:
             return None
-        before = await self.store.read(inp.session_id, upto_seq=inp.assistant_seq)
-        refused = await self.store.get(inp.session_id, inp.assistant_seq)
-        if refused is not None:
+        messages = await self.store.read(inp.session_id, upto_seq=inp.assistant_seq + 1)
+        if messages and messages[-1].seq == inp.assistant_seq:
+            refused = messages.pop()
             calls = refused.message.tool_calls
             kept = [c for i, c in enumerate(calls) if i != inp.call_index]
             message = refused.message.model_copy(update={"tool_calls": kept})
-            before.append(StoredMessage(seq=refused.seq, message=message))
-        return left_after(before, repaired, inp.offered)
+            messages.append(StoredMessage(seq=refused.seq, message=message))
+        return left_after(messages, repaired, inp.offered)

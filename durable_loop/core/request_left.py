@@ -81,7 +81,9 @@ def request_left(request: str, calls: Iterable[CallMade], offered: Iterable[str]
     made = list(calls)
     offered = list(offered)
     tool_stems = {w[:STEM] for tool in offered for w in name_words(tool)}
-    carried_runs, carried_stems = _carried(made)
+    held = [_call_runs(args) for _, args in made]
+    carried_runs = {run for runs in held for run in runs}
+    carried_stems = _carried_stems(made)
     text = _GAP.sub("", request)
     lowered = [w.lower() for w in _WORD.findall(text)]
     left: list[str] = []
@@ -97,7 +99,7 @@ def request_left(request: str, calls: Iterable[CallMade], offered: Iterable[str]
     left += ["list item" for _ in _list_items_left(text, carried_stems)]
     if _UNSPACED.search(request):
         left.append("unread text")
-    steps = len(_steps_not_carried(text, made))
+    steps = len(_steps_not_carried(text, held))
     if steps:
         left += ["step word"] * max(0, steps + 1 - len(made))
     asked = {w[:n] for w in lowered for n in (MIN_WORD, STEM)}
@@ -112,15 +114,17 @@ def request_left(request: str, calls: Iterable[CallMade], offered: Iterable[str]
     return left
 
 
-def _steps_not_carried(text: str, calls: list[CallMade]) -> list[str]:
-    """The step words whose step still asks for a call of its own. A step whose clause
-    (its words up to the next step word or the end of its sentence) gives a number is met
-    when one call carries every number the request gives up to there, each as often as
-    written: "100 minus 36, then divide by 4" as one expression. A clause without a number
-    ("then save it") always asks for a call."""
+def _steps_not_carried(text: str, held: list[Counter[str]]) -> list[str]:
+    """The step words whose step still asks for a call of its own, given the digit runs
+    each call carried (``held``). A step whose clause (its words up to the next step word
+    or the end of its sentence) gives a number is met when one call carries every number
+    the request gives up to there, each as often as written: "100 minus 36, then divide by
+    4" as one expression. A clause without a number ("then save it") always asks for a
+    call."""
     words = [(m.group().lower(), m.start()) for m in _WORD.finditer(text)]
     stops = [m.start() for m in _SENTENCES.finditer(text)]
-    held = [_call_runs(args) for _, args in calls]
+    given: Counter[str] = Counter()
+    counted = 0
     left: list[str] = []
     for index, (word, at) in enumerate(words):
         if word not in STEP_WORDS:
@@ -129,7 +133,8 @@ def _steps_not_carried(text: str, calls: list[CallMade]) -> list[str]:
         end = index + 1
         while end < len(words) and words[end][1] < stop and words[end][0] not in STEP_WORDS:
             end += 1
-        given = _runs([w for w, _ in words[:end]])
+        given += _runs([w for w, _ in words[counted:end]])
+        counted = end
         clause = _runs([w for w, _ in words[index + 1 : end]])
         if not clause or not any(given <= runs for runs in held):
             left.append(word)
@@ -186,17 +191,15 @@ def _names(text: str) -> list[str]:
     return found
 
 
-def _carried(calls: list[CallMade]) -> tuple[set[str], set[str]]:
-    """The digit runs and word stems the calls' argument values hold."""
-    runs = {run for _, args in calls for run in _call_runs(args)}
-    stems = {
+def _carried_stems(calls: list[CallMade]) -> set[str]:
+    """The word stems the calls' string argument values hold."""
+    return {
         word[:STEM]
         for _, args in calls
         for value in _values(args)
         if isinstance(value, str)
         for word in _WORD.findall(_GAP.sub("", value).lower())
     }
-    return runs, stems
 
 
 def _values(args: Mapping[str, JsonValue]) -> Iterable[str | int | float | bool]:
