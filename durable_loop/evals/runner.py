@@ -120,6 +120,7 @@ async def run_job(job: Job, target: EvalTarget) -> RunRecord:
         strategy=job.strategy,
         fallback=job.fallback,
         scenario=job.scenario.name,
+        entry=job.scenario.entry,
         trial=job.trial,
         tool_scenario=job.scenario.uses_tools,
         ok=not problems,

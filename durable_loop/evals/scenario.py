@@ -169,6 +169,8 @@ class Scenario:
     runtime: dict[str, JsonValue] = field(default_factory=dict)
     extra_tools: Callable[[], ToolRegistry] | None = None
     description: str = ""
+    entry: str | None = None
+    """The suite entry the scenario runs (a BFCL entry id), written with each run."""
     approver: Approver | None = None
     """Decides the calls held for approval (the scenario's tools need it)."""
     output_schema: dict[str, JsonValue] | None = None

@@ -14,6 +14,9 @@ class RunRecord(BaseModel):
     strategy: str
     fallback: bool = False
     scenario: str
+    entry: str | None = Field(
+        default=None, description="The suite entry the run ran (a BFCL entry id)"
+    )
     trial: int
     tool_scenario: bool
     ok: bool

@@ -192,6 +192,9 @@ async def test_entries_of_each_kind_are_scored_by_bfcl_from_the_calls_executed()
     assert {case: got[case].ok for case in expected} == expected, {
         case: got[case].problems for case in expected if got[case].ok != expected[case]
     }
+    assert got["simple_right"].entry == "simple_python_0"
+    assert got["multi_turn_right"].entry == "multi_turn_base_0"
+    assert {r.entry for r in records} == {run.entry.id for run in runs}
     assert got["simple_wrong"].problems[0].startswith("simple_python_0: value_error")
     assert got["irrelevance_called"].failure is not None
     assert got["multi_turn_right"].turns >= 4 * 2  # each turn: its calls, then "Done."

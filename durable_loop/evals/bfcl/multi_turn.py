@@ -173,6 +173,7 @@ async def run_multi_turn_job(
         strategy=job.strategy,
         fallback=job.fallback,
         scenario=entry.category,
+        entry=entry.id,
         trial=job.trial,
         tool_scenario=True,
         ok=not problems,
