@@ -33,6 +33,7 @@ def test_the_expected_histories_are_checked_in():
     patched = {"requested_tool.run0.json", "routed_tool.run0.json", "router_clarify.run0.json"}
     patched |= {"unasked_call.run0.json", "unsaid_values.run0.json", "done_at_once.run0.json"}
     patched |= {"unknown_tool_repeat.run0.json", "continue_after_repeat.run0.json"}
+    patched |= {"continue_after_repeat_narrowed.run0.json"}
     assert patched <= set(names)
     first_run = load(HISTORIES / "continue_as_new.run0.json")
     assert first_run.events[-1].event_type == (
@@ -116,6 +117,12 @@ def test_the_histories_of_patched_recoveries_carry_their_patches():
     assert "continue-after-repeat" in carried_on.patches
     assert carried_on.recoveries == ["continue_after_repeat", "finalize_when_done"]
     assert carried_on.activities.count("run_tool") == 2
+    assert "continue-after-repeat-narrowed" not in carried_on.patches
+    narrowed = recorded("continue_after_repeat_narrowed.run0.json")
+    assert "continue-after-repeat-narrowed" in narrowed.patches
+    assert "continue-after-repeat" not in narrowed.patches
+    assert narrowed.recoveries == ["finalize_after_repeat", "finalize_after_repeat"]
+    assert narrowed.activities.count("run_tool") == 1
     router = recorded("router_clarify.run0.json")
     assert "router-clarify-checked" in router.patches
     assert router.routes == ["call_tool", "clarify", "none"]

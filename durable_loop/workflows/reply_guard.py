@@ -97,9 +97,13 @@ class ReplyGuard:
             return action or Action(error=failure)
         return self._first("answer", event, result) if plain else None
 
-    def after_repeat(self, out: LlmTurnOutput, result: RunResult) -> Action | None:
-        """Right after the repeated-call guard answered a repeat in ``out``."""
-        return self._first("repeat", Event(request_left=_left(out)), result)
+    def after_repeat(
+        self, out: LlmTurnOutput, repeated_tools: tuple[str, ...], result: RunResult
+    ) -> Action | None:
+        """Right after the repeated-call guard answered a repeat in ``out``: the calls of
+        ``repeated_tools``."""
+        event = Event(request_left=_left(out), repeated_tools=repeated_tools)
+        return self._first("repeat", event, result)
 
     def after_results(self, out: LlmTurnOutput, calls_ok: bool, result: RunResult) -> Action | None:
         """Right after a turn's calls were run and recorded (none repeated, refused or held):

@@ -103,7 +103,10 @@ class ToolTurn:
         if plan.repeated or plan.unasked is not None:
             self.tools_off = True
         await self._repair_arguments(out.assistant_seq, plan.decisions)
-        action = self.reply_guard.after_repeat(out, self.result) if plan.repeated else None
+        action = None
+        if plan.repeated:
+            repeated = tuple(d.call.name for d in plan.decisions if d.action == "reuse")
+            action = self.reply_guard.after_repeat(out, repeated, self.result)
         if action is None and plan.unasked is not None and plan.unasked_by is not None:
             action = self.reply_guard.after_unasked(plan.unasked.call, plan.unasked_by, self.result)
         elif action is None and not held and not self.tools_off and plan.decisions:

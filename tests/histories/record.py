@@ -38,6 +38,7 @@ from durable_loop.worker.builder import WorkerDeps, build_worker, new_http_clien
 from tests.conftest import settings_for
 from tests.histories.recovery_scenarios import (
     continue_after_repeat,
+    continue_after_repeat_narrowed,
     done_at_once,
     recoveries,
     requested_tool,
@@ -216,6 +217,7 @@ SCENARIOS: dict[str, Scenario] = {
     "done_at_once": done_at_once,
     "unknown_tool_repeat": unknown_tool_repeat,
     "continue_after_repeat": continue_after_repeat,
+    "continue_after_repeat_narrowed": continue_after_repeat_narrowed,
     "router_clarify": router_clarify,
 }
 

@@ -230,6 +230,26 @@ async def continue_after_repeat(sessions: SessionClient, llm: ScriptedLLM) -> st
     return sid
 
 
+async def continue_after_repeat_narrowed(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """Repeats ``continue_after_repeat`` leaves to ``finalize_after_repeat`` (patch
+    ``continue-after-repeat-narrowed``): only a name of the request left, then a made-up
+    tool's call repeated while a number is left."""
+    sid, model = "recorded-continue-narrowed", "recorded-continue-narrowed-model"
+    nap = reply.tool_call("nap", {"seconds": 0, "label": "Alpha"})
+    weigh = reply.tool_call("weigh", {"kg": 5})
+    llm.script(
+        model, [nap, nap, reply.text("Napped as Alpha."), weigh, weigh, reply.text("No scale.")]
+    )
+    runtime = RuntimeConfig(
+        recoveries=["repeated_call_guard", "continue_after_repeat", "finalize_after_repeat"]
+    )
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "Nap with the label Alpha for Beta", message_id="m1")
+    await sessions.send(sid, "weigh 5 kg and 7 kg", message_id="m2")
+    await sessions.close(sid)
+    return sid
+
+
 async def router_clarify(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """The router pipeline's checked clarify: overruled (the message holds the values),
     kept (the executor invents them), and a clarify naming nothing read as ``none``."""

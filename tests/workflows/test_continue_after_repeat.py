@@ -1,6 +1,6 @@
 """``continue_after_repeat``: a repeat while the request still gives a value no call
-carried brings the tools back once, with the request quoted; a second repeat, or a repeat
-with nothing of that kind left, is finalized as before."""
+carried (a number, a list item) brings the tools back once, with the request quoted; a
+second repeat, or a repeat with nothing of that kind left, is finalized as before."""
 
 from __future__ import annotations
 
@@ -63,3 +63,37 @@ async def test_a_repeat_with_only_a_step_word_left_is_finalized(loop_worker, scr
     )
     assert result.status == "completed", result.error
     assert result.recoveries == ["finalize_after_repeat"] and len(requests) == 3
+
+
+async def test_a_repeat_with_only_a_name_left_is_finalized(loop_worker, scripted_llm):
+    """A name no call held ("Beta" beside the carried "Alpha") asks for no call of its own
+    (patch ``continue-after-repeat-narrowed``)."""
+    nap = reply.tool_call("nap", {"seconds": 0, "label": "Alpha"})
+    result, requests, log, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [nap, nap, reply.text("Napped.")],
+        runtime=ON,
+        text="Nap with the label Alpha for Beta",
+    )
+    assert result.status == "completed", result.error
+    assert log.names() == ["nap"] and len(requests) == 3
+    assert result.recoveries == ["finalize_after_repeat"]
+    assert "tools" not in requests[2].body
+
+
+async def test_a_made_up_tool_repeated_is_finalized_with_a_number_left(loop_worker, scripted_llm):
+    """The repeat guard withdrew the tools so that a made-up tool is not called over and
+    over; a number left does not bring them back (patch ``continue-after-repeat-narrowed``)."""
+    weigh = reply.tool_call("weigh", {"kg": 5})
+    result, requests, log, _ = await run_session(
+        loop_worker,
+        scripted_llm,
+        [weigh, weigh, reply.text("I have no scale.")],
+        runtime=ON,
+        text="weigh 5 kg and 7 kg",
+    )
+    assert result.status == "completed", result.error
+    assert log.names() == [] and len(requests) == 3
+    assert result.recoveries == ["finalize_after_repeat"]
+    assert "tools" not in requests[2].body

@@ -116,6 +116,8 @@ class Event:
     (``LlmTurnOutput.request_left``); None when not known."""
     calls_ok: bool = False
     """After a turn's calls: every one ran and succeeded."""
+    repeated_tools: tuple[str, ...] = ()
+    """After a repeat: the tools of the calls the repeated-call guard answered."""
 
 
 @dataclass(frozen=True)

@@ -295,9 +295,30 @@ def test_continue_after_repeat_brings_the_tools_back_once_for_a_value_left():
     assert patches == []
     action = carry_on.judge(settings, Event(request_left=("name", "number")), f)
     assert action is not None and action.tools_off is False and not action.require_tool_call
-    assert patches == [carry_on.PATCH_ID]
+    assert patches == [carry_on.PATCH_ID], "a number left: the names patch is not asked"
     assert '"Play Taylor Swift and Maroon 5"' in action.prompt
     f.uses[carry_on.NAME] = 1
     assert carry_on.judge(settings, Event(request_left=("number",)), f) is None
     resumed = facts(request_text="")
     assert carry_on.judge(settings, Event(request_left=("list item",)), resumed) is None
+
+
+def test_continue_after_repeat_leaves_names_and_made_up_tools_to_finalizing():
+    """Since patch ``continue-after-repeat-narrowed``, a name left alone and the repeat of
+    a tool that does not exist are finalized; a history from before the patch (not set)
+    still brings the tools back for them, as it did."""
+    settings = carry_on.ContinueAfterRepeat()
+    asked: list[str] = []
+    f = facts(asked=asked, request_text="Find the Hilton for Anna, 2 nights")
+    assert carry_on.judge(settings, Event(request_left=("name", "step word")), f) is None
+    assert asked == [carry_on.NARROWED_PATCH_ID]
+    made_up = Event(request_left=("number",), repeated_tools=("hotel_find",))
+    assert carry_on.judge(settings, made_up, f) is None
+    known = Event(request_left=("number",), repeated_tools=("note_add",))
+    assert carry_on.judge(settings, known, f) is not None
+    before = facts(patched={carry_on.PATCH_ID}, request_text="Find the Hilton for Anna")
+    for event in [Event(request_left=("name",)), made_up]:
+        action = carry_on.judge(settings, event, before)
+        assert action is not None and action.tools_off is False
+    listed = facts(request_text="Play jazz and rock")
+    assert carry_on.judge(settings, Event(request_left=("list item", "name")), listed)
