@@ -74,6 +74,7 @@ LOCAL_WORKAROUNDS = (
 LOCAL_RECOVERIES = (
     "retry_after_tool_error",
     "finalize_text_call_reply",
+    "continue_after_repeat",
     "finalize_after_repeat",
     "call_referred_tool",
     "call_requested_tool",

@@ -4,6 +4,8 @@ second repeat, or a repeat with nothing of that kind left, is finalized as befor
 
 from __future__ import annotations
 
+import pytest
+
 from durable_loop.core.config import RuntimeConfig
 from durable_loop.testing import reply
 from tests.workflows.test_endings import run_session
@@ -53,47 +55,29 @@ async def test_a_second_repeat_is_finalized(loop_worker, scripted_llm):
     assert "tools" not in requests[3].body
 
 
-async def test_a_repeat_with_only_a_step_word_left_is_finalized(loop_worker, scripted_llm):
-    result, requests, _, _ = await run_session(
-        loop_worker,
-        scripted_llm,
-        [FIRST, FIRST, reply.text("5.")],
-        runtime=ON,
-        text="add 2 and 3, then tell me",
-    )
-    assert result.status == "completed", result.error
-    assert result.recoveries == ["finalize_after_repeat"] and len(requests) == 3
+NAP = reply.tool_call("nap", {"seconds": 0, "label": "Alpha"})
+WEIGH = reply.tool_call("weigh", {"kg": 5})
 
 
-async def test_a_repeat_with_only_a_name_left_is_finalized(loop_worker, scripted_llm):
-    """A name no call held ("Beta" beside the carried "Alpha") asks for no call of its own
-    (patch ``continue-after-repeat-narrowed``)."""
-    nap = reply.tool_call("nap", {"seconds": 0, "label": "Alpha"})
+@pytest.mark.parametrize(
+    ("call", "text", "ran"),
+    [
+        pytest.param(FIRST, "add 2 and 3, then tell me", ["add"], id="only-a-step-word-left"),
+        # A name no call held ("Beta" beside the carried "Alpha") asks for no call of its
+        # own (patch continue-after-repeat-narrowed).
+        pytest.param(NAP, "Nap with the label Alpha for Beta", ["nap"], id="only-a-name-left"),
+        # The guard withdrew the tools so that a made-up tool is not called over and over;
+        # a number left does not bring them back (patch continue-after-repeat-narrowed).
+        pytest.param(WEIGH, "weigh 5 kg and 7 kg", [], id="a-made-up-tool-repeated"),
+    ],
+)
+async def test_a_repeat_with_nothing_to_continue_is_finalized(
+    loop_worker, scripted_llm, call, text, ran
+):
     result, requests, log, _ = await run_session(
-        loop_worker,
-        scripted_llm,
-        [nap, nap, reply.text("Napped.")],
-        runtime=ON,
-        text="Nap with the label Alpha for Beta",
+        loop_worker, scripted_llm, [call, call, reply.text("Done.")], runtime=ON, text=text
     )
     assert result.status == "completed", result.error
-    assert log.names() == ["nap"] and len(requests) == 3
-    assert result.recoveries == ["finalize_after_repeat"]
-    assert "tools" not in requests[2].body
-
-
-async def test_a_made_up_tool_repeated_is_finalized_with_a_number_left(loop_worker, scripted_llm):
-    """The repeat guard withdrew the tools so that a made-up tool is not called over and
-    over; a number left does not bring them back (patch ``continue-after-repeat-narrowed``)."""
-    weigh = reply.tool_call("weigh", {"kg": 5})
-    result, requests, log, _ = await run_session(
-        loop_worker,
-        scripted_llm,
-        [weigh, weigh, reply.text("I have no scale.")],
-        runtime=ON,
-        text="weigh 5 kg and 7 kg",
-    )
-    assert result.status == "completed", result.error
-    assert log.names() == [] and len(requests) == 3
+    assert log.names() == ran and len(requests) == 3
     assert result.recoveries == ["finalize_after_repeat"]
     assert "tools" not in requests[2].body

@@ -78,12 +78,12 @@ RECOVERY = Recovery(
     stage="repeat",
     fixes="a repeat while the request still gives a value no call carried (a number, a "
     "list item): the tools come back once, with the request quoted and the next call "
-    "asked for, before finalize_after_repeat would ask for the answer; a name alone, or "
-    "a made-up tool's repeat, is left to it (patch continue-after-repeat-narrowed)",
-    effect="local Qwen2.5-Coder, BFCL parallel 50 (seed 1): 26/50 -> 28/50 (no entry lost), "
-    "fired in 16 of 50, LLM requests 193 -> 212; but simple_python 1 and multiple 2 "
-    "entries lost (an extra call after a name label), so not in the local catalog "
-    "entries; everyday + smoke: did not fire",
+    "asked for, before finalize_after_repeat would ask for the answer; since "
+    "continue-after-repeat-narrowed, a name alone or a made-up tool's repeat is left to it",
+    effect="local Qwen2.5-Coder, BFCL 50 each (seed 1), narrowed: parallel 26/50 -> 28/50 "
+    "(no entry lost, fired in 10), simple_python 44/50 and multiple 42/50 with the same "
+    "failures as without it (fired in 6 and 5); the first version, which also fired on "
+    "names, lost 3 single-call entries; everyday + smoke: did not fire",
     judge=judge,
     patch_id=PATCH_ID,
     reads_request_left=True,
