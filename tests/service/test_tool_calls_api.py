@@ -144,7 +144,9 @@ async def test_a_token_whose_identity_may_not_decide_the_tool_gets_403_and_an_au
         bound = {"verdict": "confirm", "fingerprint": held.fingerprint}
         by_alice = await http.post(url, json=bound, headers=ALICE)
         by_bob = await http.post(url, json=bound, headers=BOB)
+        final = await w.sessions.message_result(sid, first.message_id)
     assert (by_alice.status_code, code_of(by_alice)) == (403, "APPROVER_NOT_ALLOWED")
     assert by_bob.status_code == 200 and by_bob.json()["decided_by"] == "bob"
     audit = [(a.op, a.actor) for a in await ws.audit(sid) if a.target == "tool"]
-    assert audit == [("refused", "alice"), ("confirm", "bob")] and len(payments.made) == 1
+    assert audit == [("refused", "alice"), ("confirm", "bob")]
+    assert final.reply == "Paid." and [(a, to) for a, to, _ in payments.made] == [(250, "acme")]
