@@ -35,6 +35,8 @@ class CallDecision(BaseModel):
     error: CodedError | None = None
     reuse_seq: int | None = None
     ignored: bool = False
+    made_up: bool = False
+    """A reuse of a call refused with TOOL_NOT_FOUND: the tool does not exist."""
 
 
 class TurnPlan(BaseModel):
@@ -219,7 +221,7 @@ def unknown_repeat(
         or not patched(REPEAT_UNKNOWN_PATCH_ID)
     ):
         return None
-    return CallDecision(call=call, action="reuse", result_seq=seq, reuse_seq=earlier)
+    return CallDecision(call=call, action="reuse", result_seq=seq, reuse_seq=earlier, made_up=True)
 
 
 def run_or_reuse(

@@ -97,12 +97,10 @@ class ReplyGuard:
             return action or Action(error=failure)
         return self._first("answer", event, result) if plain else None
 
-    def after_repeat(
-        self, out: LlmTurnOutput, repeated_tools: tuple[str, ...], result: RunResult
-    ) -> Action | None:
-        """Right after the repeated-call guard answered a repeat in ``out``: the calls of
-        ``repeated_tools``."""
-        event = Event(request_left=_left(out), repeated_tools=repeated_tools)
+    def after_repeat(self, out: LlmTurnOutput, made_up: bool, result: RunResult) -> Action | None:
+        """Right after the repeated-call guard answered a repeat in ``out``; ``made_up`` when
+        a repeated call was of a tool that does not exist."""
+        event = Event(request_left=_left(out), made_up_repeat=made_up)
         return self._first("repeat", event, result)
 
     def after_results(self, out: LlmTurnOutput, calls_ok: bool, result: RunResult) -> Action | None:

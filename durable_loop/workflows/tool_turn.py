@@ -105,8 +105,8 @@ class ToolTurn:
         await self._repair_arguments(out.assistant_seq, plan.decisions)
         action = None
         if plan.repeated:
-            repeated = tuple(d.call.name for d in plan.decisions if d.action == "reuse")
-            action = self.reply_guard.after_repeat(out, repeated, self.result)
+            made_up = any(d.made_up for d in plan.decisions)
+            action = self.reply_guard.after_repeat(out, made_up, self.result)
         if action is None and plan.unasked is not None and plan.unasked_by is not None:
             action = self.reply_guard.after_unasked(plan.unasked.call, plan.unasked_by, self.result)
         elif action is None and not held and not self.tools_off and plan.decisions:

@@ -122,6 +122,7 @@ def test_repeated_identical_call_is_reused_whatever_the_key_order():
     result = plan([call("add", '{ "b": 2, "a": 1 }', index=0)], seen=seen)
     assert result.repeated is True
     assert result.decisions[0].action == "reuse" and result.decisions[0].reuse_seq == 4
+    assert result.decisions[0].made_up is False
 
 
 def test_repeated_call_guard_can_be_disabled():
@@ -143,6 +144,7 @@ def test_a_made_up_tool_called_again_identically_is_a_repeat_under_its_patch():
     result = plan([made_up], refused=refused)
     assert result.repeated is True and ASKED == ["repeat-unknown-tool-call"]
     assert result.decisions[0].action == "reuse" and result.decisions[0].reuse_seq == 6
+    assert result.decisions[0].made_up is True
 
 
 def test_a_made_up_tool_is_refused_the_first_time_with_other_arguments_or_unpatched():

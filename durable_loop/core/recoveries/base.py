@@ -116,8 +116,9 @@ class Event:
     (``LlmTurnOutput.request_left``); None when not known."""
     calls_ok: bool = False
     """After a turn's calls: every one ran and succeeded."""
-    repeated_tools: tuple[str, ...] = ()
-    """After a repeat: the tools of the calls the repeated-call guard answered."""
+    made_up_repeat: bool = False
+    """After a repeat: a call the repeated-call guard answered was of a tool that does not
+    exist (``CallDecision.made_up``)."""
 
 
 @dataclass(frozen=True)

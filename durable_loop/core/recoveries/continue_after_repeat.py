@@ -56,20 +56,19 @@ def judge(settings: ContinueAfterRepeat, event: Event, facts: MessageFacts) -> A
         not left & (VALUE_LABELS | {NAME_LABEL})
         or not facts.request_text
         or facts.used(NAME)
-        or (_narrowed_out(event, left, facts) and facts.patched(NARROWED_PATCH_ID))
+        or (_narrowed_out(event, left) and facts.patched(NARROWED_PATCH_ID))
         or not facts.patched(PATCH_ID)
     ):
         return None
     return Action(prompt=settings.text.format(request=facts.quoted_request()), tools_off=False)
 
 
-def _narrowed_out(event: Event, left: set[str], facts: MessageFacts) -> bool:
+def _narrowed_out(event: Event, left: set[str]) -> bool:
     """What patch ``continue-after-repeat-narrowed`` leaves to ``finalize_after_repeat``:
     a name left with no number or list item, and the repeat of a tool that does not exist
     (the repeat guard withdraws the tools so that a made-up tool is not called over and
     over; bringing them back would undo it)."""
-    made_up = any(tool not in facts.registered for tool in event.repeated_tools)
-    return made_up or left.isdisjoint(VALUE_LABELS)
+    return event.made_up_repeat or left.isdisjoint(VALUE_LABELS)
 
 
 RECOVERY = Recovery(

@@ -88,7 +88,6 @@ def entry_run(bfcl: Bfcl, entry: BfclEntry, recorders: Recorders) -> EntryRun:
         check=check,
         uses_tools=not no_call_expected(entry.category),
         extra_tools=lambda: batch_registry(specs, recorders.calls.recorder),
-        description=entry.id,
         entry=entry.id,
     )
     return EntryRun(entry, specs, scenario)

@@ -312,9 +312,9 @@ def test_continue_after_repeat_leaves_names_and_made_up_tools_to_finalizing():
     f = facts(asked=asked, request_text="Find the Hilton for Anna, 2 nights")
     assert carry_on.judge(settings, Event(request_left=("name", "step word")), f) is None
     assert asked == [carry_on.NARROWED_PATCH_ID]
-    made_up = Event(request_left=("number",), repeated_tools=("hotel_find",))
+    made_up = Event(request_left=("number",), made_up_repeat=True)
     assert carry_on.judge(settings, made_up, f) is None
-    known = Event(request_left=("number",), repeated_tools=("note_add",))
+    known = Event(request_left=("number",))
     assert carry_on.judge(settings, known, f) is not None
     before = facts(patched={carry_on.PATCH_ID}, request_text="Find the Hilton for Anna")
     for event in [Event(request_left=("name",)), made_up]:
