@@ -20,8 +20,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from durable_loop.cli.codes import CliCode
+from durable_loop.cli.devserver import free_port
 from durable_loop.cli.errors import CliError
-from durable_loop.cli.local_llm import DEFAULT_ALIAS
+from durable_loop.cli.local_llm import DEFAULT_ALIAS, ensure_model
 from durable_loop.core.catalog import SamplingProfile
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.retry import RetrySettings
@@ -173,9 +174,6 @@ def local_model(opts: EvalOptions, console: Console) -> Iterator[str]:
     if opts.base_url:
         yield opts.base_url
         return
-    from durable_loop.cli.devserver import free_port
-    from durable_loop.cli.local_llm import ensure_model
-
     ensure_model("1.5b", console=console)
     port = opts.local_port or free_port()
     child = subprocess.Popen(
