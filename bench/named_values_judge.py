@@ -31,9 +31,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from bench.harness import machine, publish
+from durable_loop.core.messages import Message
+from durable_loop.core.plan import PromptPlan
+from durable_loop.core.providers.base import arguments_object, loads_lenient
+from durable_loop.core.providers.openai_compat import OpenAICompatAdapter
 from durable_loop.core.said_values import Heard, unsaid_arguments
 from durable_loop.core.tools import ToolSpec
 from durable_loop.core.transforms.text_calls import parse_json_calls
@@ -47,6 +51,7 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8091/v1"
 KNOWLEDGE_CATEGORIES = ("simple_python", "multiple")
 QUICK_CASES = 4
 SYSTEM = "Answer with one word: yes or no."
+ADAPTER = OpenAICompatAdapter()
 
 
 class Case(BaseModel):
@@ -94,24 +99,31 @@ def _values(case: Case) -> str:
     return ", ".join(f"{name}={json.dumps(value)}" for name, value in case.unsaid.items())
 
 
-JUDGES: dict[str, Callable[[Case], str]] = {
-    "fits": lambda c: (
-        f'Request: "{c.request}"\n\nTool: {c.tool}: {c.description}\n\n'
+def fits(case: Case) -> str:
+    return (
+        f'Request: "{case.request}"\n\nTool: {case.tool}: {case.description}\n\n'
         "Does running this tool answer the request? Answer yes or no."
-    ),
-    "known": lambda c: (
-        f'Request: "{c.request}"\n\nA call to {c.tool} uses {_values(c)}, which the request '
-        "does not state.\n\nDoes the request imply the value as a known fact (yes), or is it "
-        "a guess or a placeholder (no)? Answer yes or no."
-    ),
-    "given": lambda c: (
-        f'Request: "{c.request}"\n\nValues: {_values(c)}\n\nDid the person give these values, '
-        "directly or by naming something that fixes them? Answer yes or no."
-    ),
-}
+    )
 
 
-PLACEHOLDERS = Case(
+def known(case: Case) -> str:
+    return (
+        f'Request: "{case.request}"\n\nA call to {case.tool} uses {_values(case)}, which the '
+        "request does not state.\n\nDoes the request imply the value as a known fact (yes), "
+        "or is it a guess or a placeholder (no)? Answer yes or no."
+    )
+
+
+def given(case: Case) -> str:
+    return (
+        f'Request: "{case.request}"\n\nValues: {_values(case)}\n\nDid the person give these '
+        "values, directly or by naming something that fixes them? Answer yes or no."
+    )
+
+
+JUDGES: dict[str, Callable[[Case], str]] = {j.__name__: j for j in (fits, known, given)}
+
+BLANKS = Case(
     entry="",
     kind="",
     tool="{tool}",
@@ -119,7 +131,7 @@ PLACEHOLDERS = Case(
     request="{request}",
     description="{description}",
 )
-"""A judge's wording with its blanks showing, for the report."""
+"""A case whose every field is its own blank: a judge's wording for the report."""
 
 
 def named_unsaid(entry: BfclEntry, spec: ToolSpec, args: Any, names: list[str]) -> dict[str, Any]:
@@ -169,48 +181,39 @@ class Endpoint:
     base_url: str
     model: str
 
-    def choice(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The first choice of a chat completion at temperature 0."""
+    def completion(self, body: dict[str, JsonValue]) -> str:
+        """The raw text of a chat completion at temperature 0."""
         sent = {"model": self.model, "temperature": 0, **body}
         reply = self.http.post(f"{self.base_url}/chat/completions", json=sent)
         reply.raise_for_status()
-        first: dict[str, Any] = reply.json()["choices"][0]
+        return reply.text
+
+    def choice(self, body: dict[str, JsonValue]) -> dict[str, Any]:
+        first: dict[str, Any] = json.loads(self.completion(body))["choices"][0]
         return first
 
 
 def first_call(
     endpoint: Endpoint, entry: BfclEntry, specs: list[ToolSpec]
-) -> tuple[str, Any] | None:
-    """The model's first call for ``entry``, native or written as JSON text (the text-call
+) -> tuple[str, dict[str, JsonValue]] | None:
+    """The model's first call for ``entry``, asked as the loop asks (the OpenAI-compatible
+    adapter's request and parser), native or written as JSON text (the text-call
     transform's parser)."""
-    tools = [
-        {
-            "type": "function",
-            "function": {"name": s.name, "description": s.description, "parameters": s.parameters},
-        }
-        for s in specs
-    ]
-    system = [{"role": "system", "content": entry.system_prompt}] if entry.system_prompt else []
-    message = endpoint.choice(
-        {
-            "messages": [*system, {"role": "user", "content": entry.user_text}],
-            "tools": tools,
-            "max_tokens": 512,
-        }
-    )["message"]
-    for call in message.get("tool_calls") or []:
-        return call["function"]["name"], _arguments(call["function"]["arguments"])
-    written, _ = parse_json_calls(message.get("content") or "", [s.name for s in specs])
-    return (written[0].name, _arguments(written[0].arguments)) if written else None
-
-
-def _arguments(raw: Any) -> Any:
-    if not isinstance(raw, str):
-        return raw
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return None
+    system = [Message(role="system", content=entry.system_prompt)] if entry.system_prompt else []
+    plan = PromptPlan(
+        model=endpoint.model,
+        session_id=entry.id,
+        upto_seq=0,
+        tools=specs,
+        llm_options={"max_tokens": 512},
+    )
+    request = ADAPTER.build_request(plan, [*system, Message(role="user", content=entry.user_text)])
+    raw = endpoint.completion(request.body)
+    message = ADAPTER.parse_response(loads_lenient(raw), raw).message
+    written, _ = parse_json_calls(message.content or "", [s.name for s in specs])
+    calls = [(c.name, c.arguments) for c in message.tool_calls]
+    calls += [(c.name, c.arguments) for c in written]
+    return (calls[0][0], arguments_object(calls[0][1])) if calls else None
 
 
 def guess_cases(endpoint: Endpoint, n: int, seed: int) -> Iterator[Case]:
@@ -259,7 +262,7 @@ def summary(judge: str, verdicts: list[Verdict]) -> JudgeSummary:
     ]
     return JudgeSummary(
         judge=judge,
-        wording=JUDGES[judge](PLACEHOLDERS),
+        wording=JUDGES[judge](BLANKS),
         knowledge_kept=f"{sum(v.answer.startswith('yes') for v in kept)}/{len(kept)}",
         guesses_refused=f"{sum(v.answer.startswith('no') for v in guesses)}/{len(guesses)}",
         auc=round(sum(pairs) / len(pairs), 3) if pairs else 0.0,
