@@ -1,12 +1,17 @@
-"""The LLM activity's ``request_left``: the person's last message against every call made
-for it since, the new reply's included; the loop's own prompts are not the request."""
+"""What the LLM activity reads as the person's words. ``request_left``: the person's last
+message against every call made for it since, the new reply's included; the loop's own
+prompts are not the request. ``heard_in`` (read by ``args_unsaid``): the loop's prompts may
+give values, but only the person's messages name a tool."""
 
 from __future__ import annotations
 
-from durable_loop.activities.llm import with_request_left
+from pydantic import JsonValue
+
+from durable_loop.activities.llm import heard_in, with_request_left
 from durable_loop.core.activity_contracts import LlmTurnInput, LlmTurnOutput, TranscriptRef
 from durable_loop.core.endpoint import LlmEndpoint
 from durable_loop.core.messages import Message, StoredMessage, ToolCall
+from durable_loop.core.said_values import unsaid_arguments
 
 OFFERED = ["calculate", "note_add", "note_list"]
 
@@ -74,3 +79,38 @@ def test_a_session_without_finalize_when_done_does_not_ask_and_an_old_payload_do
     old = turn_input().model_dump(mode="json")
     del old["wants_request_left"]
     assert LlmTurnInput.model_validate(old).wants_request_left is True
+
+
+LAWSUIT = {
+    "type": "object",
+    "properties": {"defendant": {"type": "string"}, "plaintiff": {"type": "string"}},
+    "required": ["defendant", "plaintiff"],
+}
+
+
+def unsaid_lawsuit(history: list[StoredMessage]) -> list[str]:
+    """The values nobody gave of a lawsuit filed with made-up parties."""
+    args: dict[str, JsonValue] = {"defendant": "John Doe", "plaintiff": "Jane Smith"}
+    heard = heard_in(turn_input(), history)
+    return unsaid_arguments(args, LAWSUIT, heard, tool="file_lawsuit", offered=["file_lawsuit"])
+
+
+def test_a_loop_prompt_naming_the_tool_does_not_exempt_its_made_up_values():
+    history = rows(
+        Message.user("Can you recommend a good Chinese restaurant in New York?"),
+        Message.user(
+            "There is no tool named Ming Yuan. The tools you have are: file_lawsuit.",
+            synthetic=True,
+        ),
+        Message.user("Do not tell the user to use file_lawsuit: call it yourself.", synthetic=True),
+    )
+    assert unsaid_lawsuit(history) == ["defendant", "plaintiff"]
+
+
+def test_the_person_naming_the_tool_exempts_it_and_a_loop_prompt_may_still_give_values():
+    assert unsaid_lawsuit(rows(Message.user("Help me file a lawsuit, please."))) == []
+    comment = rows(
+        Message.user("Who should I sue?"),
+        Message.user('[workspace] Proposal p1 was rejected. Comment: "John Doe"', synthetic=True),
+    )
+    assert unsaid_lawsuit(comment) == ["plaintiff"]
