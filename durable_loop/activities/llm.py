@@ -197,7 +197,7 @@ def heard_in(inp: LlmTurnInput, messages: list[StoredMessage]) -> Heard:
             texts.append(tool_result_text(message))
         elif message.role in ("user", "system"):
             texts.append(message.content or "")
-            if message.role == "user" and not message.synthetic:
+            if message.from_person:
                 asked.append(message.content or "")
     return Heard(texts, asked=asked)
 
@@ -221,7 +221,7 @@ def left_after(
     made: list[CallMade] = []
     for stored in reversed(messages):
         message = stored.message
-        if message.role == "user" and not message.synthetic:
+        if message.from_person:
             return request_left(message.content or "", [*made, *parsed_calls(reply)], offered)
         if message.role == "assistant":
             made[:0] = parsed_calls(message)

@@ -59,6 +59,11 @@ class Message(BaseModel):
     envelope: Envelope | None = Field(default=None, description="Tool result envelope")
     synthetic: bool = Field(default=False, description="Written by the loop, not a person/model")
 
+    @property
+    def from_person(self) -> bool:
+        """A message the person wrote: a user message the loop did not write."""
+        return self.role == "user" and not self.synthetic
+
     @classmethod
     def user(cls, text: str, *, synthetic: bool = False) -> Message:
         return cls(role="user", content=text, synthetic=synthetic)

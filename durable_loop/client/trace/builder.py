@@ -162,7 +162,7 @@ def _user_message(call: LlmCall) -> tuple[int, str] | None:
     """The (seq, preview) of the user message this call's appends carry, if any."""
     for item in call.input.appends:
         message = item.message
-        if message is not None and message.role == "user" and not message.synthetic:
+        if message is not None and message.from_person:
             return item.seq, preview(message.content, USER_PREVIEW_CHARS)
     return None
 
@@ -344,7 +344,7 @@ def _message_results(
 
 
 def _user_stored(rows: Sequence[StoredMessage]) -> list[StoredMessage]:
-    return [m for m in rows if m.message.role == "user" and not m.message.synthetic]
+    return [m for m in rows if m.message.from_person]
 
 
 def _user_count(rows: Sequence[StoredMessage], turns: Sequence[TurnRow]) -> int:

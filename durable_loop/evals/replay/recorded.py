@@ -73,7 +73,7 @@ def recorded_session(session_id: str, rows: list[RowCopy]) -> RecordedSession:
     last_turn = 0
     for row in rows:
         message = Message.model_validate(row.message)
-        if message.role == "user" and not message.synthetic:
+        if message.from_person:
             messages.append(RecordedMessage(text=message.content or "", fork_turn=last_turn))
             continue
         last_turn = turn_of(row) or last_turn
