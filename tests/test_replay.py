@@ -97,6 +97,9 @@ def test_the_histories_of_patched_recoveries_carry_their_patches():
     made_up = recorded("routed_tool_made_up.run0.json")
     assert "call-routed-tool-after-offered-call" in made_up.patches
     assert "call-routed-tool" not in made_up.patches and made_up.recoveries == []
+    referral = recorded("referred_tool_made_up.run0.json")
+    assert "call-referred-tool-after-offered-call" in referral.patches
+    assert referral.recoveries == [] and referral.activities.count("run_tool") == 0
     unasked = recorded("unasked_call.run0.json")
     assert "refuse-unasked-call" in unasked.patches
     assert unasked.recoveries == ["refuse_unasked_call"]

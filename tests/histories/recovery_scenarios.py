@@ -124,6 +124,26 @@ async def routed_tool_made_up(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return await _gated(sessions, llm, "routed-tool-made-up", steps, text)
 
 
+async def referred_tool_made_up(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """Asked something no tool serves, the model calls a tool that does not exist, then
+    tells the person to use ``add``: the referral stands as the answer, no call is
+    required after calls of made-up tools only (patch
+    ``call-referred-tool-after-offered-call``)."""
+    sid, model = "recorded-referred-tool-made-up", "recorded-referred-tool-made-up-model"
+    llm.script(
+        model,
+        [
+            reply.tool_call("find_restaurant", {"city": "New York"}),
+            reply.text("I cannot search restaurants; you can use the `add` function."),
+        ],
+    )
+    runtime = RuntimeConfig(call_referred_tool=True)
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "recommend a Chinese restaurant in New York", message_id="m1")
+    await sessions.close(sid)
+    return sid
+
+
 async def unasked_call(sessions: SessionClient, llm: ScriptedLLM) -> str:
     """``refuse_unasked_call``: after the asked-for addition the model naps with a label
     nobody gave; the nap is refused (ARGUMENTS_NOT_GIVEN) and the message finalized (patch

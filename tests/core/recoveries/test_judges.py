@@ -7,6 +7,7 @@ import pytest
 
 from durable_loop.core.errors import CodedError, ErrorCode
 from durable_loop.core.recoveries import Event, MessageFacts
+from durable_loop.core.recoveries import call_referred_tool as referred
 from durable_loop.core.recoveries import call_requested_tool as requested
 from durable_loop.core.recoveries import continue_after_repeat as carry_on
 from durable_loop.core.recoveries import finalize_after_repeat as after_repeat
@@ -236,6 +237,37 @@ def test_a_run_from_before_the_offered_call_patch_asks_as_recorded():
         requested.NAMED_PATCH_ID,
         requested.ROUTED_PATCH_ID,
     ]
+
+
+LAWSUIT_REFERRAL = "You can use the `note_add` function with the restaurant's name."
+
+
+def test_a_referred_tool_is_not_forced_after_calls_of_made_up_tools_only():
+    """BFCL irrelevance_97: a restaurant question, the model calls ``Ming Yuan`` (made up),
+    then tells the person to use the one offered tool the loop's note listed."""
+    patches: list[str] = []
+    f = facts(asked=patches, request_text="Recommend a Chinese restaurant in New York")
+    f.note_result("Ming Yuan", "TOOL_NOT_FOUND: no such tool")
+    assert referred.judge(referred.CallReferredTool(), Event(text=LAWSUIT_REFERRAL), f) is None
+    assert patches == [TEXT_CALL_PATCH_ID, referred.OFFERED_CALL_PATCH_ID]
+
+
+@pytest.mark.parametrize("called", [None, "note_list"])
+def test_a_referred_tool_is_asked_for_with_no_call_or_after_an_offered_one(called):
+    patches: list[str] = []
+    f = facts(asked=patches, request_text="remember to call the plumber")
+    if called:
+        f.note_result(called, "[]")
+    action = referred.judge(referred.CallReferredTool(), Event(text=LAWSUIT_REFERRAL), f)
+    assert action is not None and action.require_tool_call and "Call note_add now" in action.prompt
+    assert patches == [TEXT_CALL_PATCH_ID]
+
+
+def test_a_run_from_before_the_referred_offered_call_patch_asks_as_recorded():
+    f = facts(patched={TEXT_CALL_PATCH_ID}, request_text="Recommend a restaurant")
+    f.note_result("Ming Yuan", "TOOL_NOT_FOUND: no such tool")
+    action = referred.judge(referred.CallReferredTool(), Event(text=LAWSUIT_REFERRAL), f)
+    assert action is not None and action.require_tool_call
 
 
 def test_a_run_from_before_a_patch_keeps_its_old_branch():
