@@ -115,6 +115,14 @@ def eval_command(
         _opt("--entries", "bfcl: entry ids, comma-separated (instead of --categories/--sample)."),
     ] = None,
     out: Annotated[Path, _opt("--out", "Report root directory.")] = Path("eval-reports"),
+    resume: Annotated[
+        Path | None,
+        _opt(
+            "--resume",
+            "A report directory of a stopped run (same options): its runs are kept, the "
+            "rest run, and the report is written there.",
+        ),
+    ] = None,
     local_port: Annotated[
         int, _opt("--local-port", "Port for the in-process local model (0: a free one).")
     ] = 0,
@@ -163,6 +171,12 @@ def eval_command(
     db_url: DbUrl = None,
 ) -> None:
     """Measure tool-calling reliability: scenarios through the real session workflow."""
+    if resume is not None and (from_sessions is not None or pipeline == "router"):
+        raise CliError(
+            EvalCode.BAD_RESUME,
+            "--resume continues a scenario or BFCL run; replay evals and the router "
+            "pipeline have none to continue",
+        )
     if from_sessions is not None:
         _replay(
             from_sessions,
@@ -230,6 +244,7 @@ def eval_command(
         verbose=verbose,
         local_port=local_port,
         local_ctx_size=ctx_size,
+        resume=resume,
     )
     console = Console(stderr=True)
     if suite == "bfcl":

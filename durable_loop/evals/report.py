@@ -30,11 +30,18 @@ def report_dir(root: Path, now: datetime | None = None) -> Path:
 
 
 def build_summary(
-    records: Sequence[RunRecord], *, mode: str, scenarios: list[str], trials: int, started_at: str
+    records: Sequence[RunRecord],
+    *,
+    mode: str,
+    scenarios: list[str],
+    trials: int,
+    started_at: str,
+    resumed_runs: int = 0,
 ) -> Summary:
     tools = [r for r in records if r.tool_scenario]
     return Summary(
         started_at=started_at,
+        resumed_runs=resumed_runs,
         mode=mode,
         scenarios=scenarios,
         trials=trials,
@@ -99,7 +106,12 @@ def markdown(records: Sequence[RunRecord], summary: Summary) -> str:
         f"# Eval report ({summary.mode}, {summary.trials} trials, {summary.started_at})",
         "",
         f"Overall {_pct(summary.overall.success_rate)} ({summary.overall.ok}/"
-        f"{summary.overall.runs}); tool scenarios {_pct(summary.tool_scenarios.success_rate)}.",
+        f"{summary.overall.runs}); tool scenarios {_pct(summary.tool_scenarios.success_rate)}."
+        + (
+            f" {summary.resumed_runs} of the runs were recorded before this invocation (--resume)."
+            if summary.resumed_runs
+            else ""
+        ),
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),

@@ -30,6 +30,7 @@ from durable_loop.evals.behaviours import BEHAVIOURS, behaviour
 from durable_loop.evals.codes import EvalCode
 from durable_loop.evals.filters import Selected, select_models
 from durable_loop.evals.harness import eval_target
+from durable_loop.evals.journal import journal, recorded, resume
 from durable_loop.evals.plan import LiveModel, LivePlan, live_jobs, offline_jobs
 from durable_loop.evals.profiles import profiles
 from durable_loop.evals.report import build_summary, report_dir, write_report
@@ -74,6 +75,9 @@ class EvalOptions:
     """0: a free port."""
     local_ctx_size: int | None = None
     """The started server's context in tokens (None: local-llm's default)."""
+    resume: Path | None = None
+    """A report directory of a stopped run: its runs are kept, the rest run, the report is
+    written there (evals/journal.py)."""
 
 
 def strategies(spec: str) -> list[str]:
@@ -270,6 +274,7 @@ async def run_suite(
     write the report."""
     console = console or Console(stderr=True)
     started = datetime.now(UTC)
+    earlier = recorded(opts.resume) if opts.resume is not None else []
     with ExitStack() as stack:
         if opts.local:
             _use_local_model(opts, stack.enter_context(local_model(opts, console)))
@@ -279,15 +284,22 @@ async def run_suite(
             jobs, kind = live_jobs(plan, suite.scenarios, applicable), "dev"
         else:
             jobs, kind = suite.offline_jobs(stack.enter_context(ScriptedLLM())), "timeskip"
-        records = await _run_with_progress(suite, jobs, kind, opts, console)
+        if opts.resume is not None:
+            resumed = resume(jobs, earlier, opts.resume)
+            earlier, jobs, directory = resumed.records, resumed.jobs, opts.resume
+            console.print(f"resuming {directory}: {len(earlier)} runs recorded, {len(jobs)} to run")
+        else:
+            directory = report_dir(opts.out, started)
+        with journal(directory) as write:
+            records = earlier + await _run_with_progress(suite, jobs, kind, opts, console, write)
     summary = build_summary(
         records,
         mode="live" if live else "offline",
         scenarios=suite.summary_scenarios,
         trials=opts.trials,
         started_at=started.isoformat(timespec="seconds"),
+        resumed_runs=len(earlier),
     )
-    directory = report_dir(opts.out, started)
     write_report(directory, records, summary)
     if suite.written is not None:
         suite.written(directory, records)
@@ -305,7 +317,12 @@ def _use_local_model(opts: EvalOptions, base_url: str) -> None:
 
 
 async def _run_with_progress(
-    suite: Suite, jobs: list[Job], kind: str, opts: EvalOptions, console: Console
+    suite: Suite,
+    jobs: list[Job],
+    kind: str,
+    opts: EvalOptions,
+    console: Console,
+    write: Callable[[RunRecord], None],
 ) -> list[RunRecord]:
     columns = (
         TextColumn("[progress.description]{task.description}"),
@@ -317,6 +334,7 @@ async def _run_with_progress(
         task = progress.add_task(suite.label, total=len(jobs))
 
         def on_record(record: RunRecord) -> None:
+            write(record)
             progress.advance(task)
             if opts.verbose:
                 progress.console.print(_line(record), highlight=False)

@@ -73,6 +73,11 @@ class Summary(BaseModel):
     """summary.json: the whole run, then one row per model x profile."""
 
     started_at: str
+    resumed_runs: int = Field(
+        default=0,
+        description="Of the runs, those an earlier invocation recorded (--resume); "
+        "started_at is this invocation's",
+    )
     mode: str = Field(description="offline or live")
     scenarios: list[str]
     trials: int
