@@ -210,10 +210,10 @@ def first_call(
     request = ADAPTER.build_request(plan, [*system, Message(role="user", content=entry.user_text)])
     raw = endpoint.completion(request.body)
     message = ADAPTER.parse_response(loads_lenient(raw), raw).message
-    written, _ = parse_json_calls(message.content or "", [s.name for s in specs])
-    calls = [(c.name, c.arguments) for c in message.tool_calls]
-    calls += [(c.name, c.arguments) for c in written]
-    return (calls[0][0], arguments_object(calls[0][1])) if calls else None
+    calls = (
+        message.tool_calls or parse_json_calls(message.content or "", [s.name for s in specs])[0]
+    )
+    return (calls[0].name, arguments_object(calls[0].arguments)) if calls else None
 
 
 def guess_cases(endpoint: Endpoint, n: int, seed: int) -> Iterator[Case]:
