@@ -13,6 +13,8 @@ from pathlib import Path
 from temporalio.client import WorkflowHistory
 
 from durable_loop.testing.history import EventType, replay_failures
+from durable_loop.workflows.run_start_patches import PATCH_ID as RUN_START_PATCH
+from durable_loop.workflows.run_start_patches import RUN_START_PATCHES
 
 HISTORIES = Path(__file__).parent / "histories"
 
@@ -129,6 +131,16 @@ def test_the_histories_of_patched_recoveries_carry_their_patches():
     router = recorded("router_clarify.run0.json")
     assert "router-clarify-checked" in router.patches
     assert router.routes == ["call_tool", "clarify", "none"]
+
+
+def test_a_run_from_after_the_run_start_gate_asks_those_patches_first_and_once():
+    """``workflows/run_start_patches.py``; the other histories are from before the gate and
+    replay asking each patch where they always did."""
+    gated = recorded("run_start_patches.run0.json")
+    assert gated.patches[: 1 + len(RUN_START_PATCHES)] == [RUN_START_PATCH, *RUN_START_PATCHES]
+    assert len(gated.patches) == len(set(gated.patches))
+    assert gated.recoveries == ["finalize_when_done"]
+    assert RUN_START_PATCH not in recorded("done_at_once.run0.json").patches
 
 
 async def test_checked_in_histories_replay():

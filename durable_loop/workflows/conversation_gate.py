@@ -67,7 +67,7 @@ async def ask_gate(
     with status Queries polled while a session's first message started, the marker was
     recorded one workflow task after the catalog's local activity, and replay asked for it
     one task early (TMPRL1100; the cancel test in tests/workflows/test_conversation_gate.py
-    on the dev server, 3 of 5 runs)."""
+    on the dev server, 3 of 5 runs; the cause: workflows/run_start_patches.py)."""
     tools = gate_tools(specs)
     inp = ConversationGateInput(
         session_id=session_id,

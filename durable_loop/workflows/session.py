@@ -50,6 +50,7 @@ from durable_loop.workflows.proposals import ProposalBook, ProposalHandlers
 from durable_loop.workflows.refusals import refuse
 from durable_loop.workflows.router_pipeline import RouterPipeline
 from durable_loop.workflows.run_control import RunControl
+from durable_loop.workflows.run_start_patches import ask_patches_at_run_start
 from durable_loop.workflows.session_cancel import CancelHandlers
 from durable_loop.workflows.session_cursor import SessionCursor
 from durable_loop.workflows.session_upgrade import SessionUpgrade
@@ -119,6 +120,7 @@ class SessionWorkflow(
 
     @workflow.run
     async def run(self, inp: SessionInput) -> SessionEnd:
+        ask_patches_at_run_start()
         self._control.start()
         self._proposals.start()
         self._approvals.start()

@@ -66,6 +66,19 @@ async def happy_path(sessions: SessionClient, llm: ScriptedLLM) -> str:
     return sid
 
 
+async def run_start_patches(sessions: SessionClient, llm: ScriptedLLM) -> str:
+    """A run under patch ``patches-at-run-start``: the patches a run could first ask right
+    after a local activity are recorded in its first workflow task; ``finalize-when-done``
+    then answers from there after the addition."""
+    sid, model = "recorded-run-start-patches", "recorded-run-start-patches-model"
+    llm.script(model, [reply.tool_call("add", {"a": 2, "b": 3}), reply.text("5")])
+    runtime = RuntimeConfig(recoveries=["finalize_when_done"])
+    await sessions.start(sid, settings_for(llm, model, runtime=runtime))
+    await sessions.send(sid, "what is 2+3?", message_id="m1")
+    await sessions.close(sid)
+    return sid
+
+
 async def parallel_calls(sessions: SessionClient, llm: ScriptedLLM) -> str:
     sid, model = "recorded-parallel", "recorded-parallel-model"
     llm.script(
@@ -221,6 +234,7 @@ SCENARIOS: dict[str, Scenario] = {
     "continue_after_repeat": continue_after_repeat,
     "continue_after_repeat_narrowed": continue_after_repeat_narrowed,
     "router_clarify": router_clarify,
+    "run_start_patches": run_start_patches,
 }
 
 
