@@ -10,7 +10,7 @@ session was scored); a run cut off mid-session has no record and runs again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,9 +70,18 @@ def record_key(record: RunRecord) -> RunKey:
 
 
 @contextmanager
-def journal(directory: Path) -> Iterator[Callable[[RunRecord], None]]:
-    """``runs.jsonl`` opened for appending, and a writer of one flushed line per run."""
-    with (directory / RUNS_FILE).open("a", encoding="utf-8") as out:
+def journal(
+    directory: Path, kept: Sequence[RunRecord] = ()
+) -> Iterator[Callable[[RunRecord], None]]:
+    """``runs.jsonl`` holding ``kept`` (a resumed run's records) and opened for appending,
+    and a writer of one flushed line per run. The kept records are written afresh, so a line
+    a killed run cut off is gone before the next record follows it (appended to it, it would
+    break the file for the next resume)."""
+    path = directory / RUNS_FILE
+    fresh = path.with_suffix(".jsonl.tmp")
+    fresh.write_text("".join(record.model_dump_json() + "\n" for record in kept), encoding="utf-8")
+    fresh.replace(path)
+    with path.open("a", encoding="utf-8") as out:
 
         def write(record: RunRecord) -> None:
             out.write(record.model_dump_json() + "\n")

@@ -290,7 +290,7 @@ async def run_suite(
             console.print(f"resuming {directory}: {len(earlier)} runs recorded, {len(jobs)} to run")
         else:
             directory = report_dir(opts.out, started)
-        with journal(directory) as write:
+        with journal(directory, earlier) as write:
             records = earlier + await _run_with_progress(suite, jobs, kind, opts, console, write)
     summary = build_summary(
         records,

@@ -53,6 +53,15 @@ def test_each_run_is_on_disk_when_it_ends_and_a_cut_off_last_line_is_left_out(tm
     assert [r.trial for r in recorded(tmp_path)] == [1, 2]
 
 
+def test_a_resumed_journal_drops_the_cut_off_line_before_appending(tmp_path: Path):
+    """Stopped twice: the second resume must still read the file the first one left."""
+    (tmp_path / RUNS_FILE).write_text(record(trial=1).model_dump_json() + '\n{"model": "cu')
+    with journal(tmp_path, recorded(tmp_path)) as write:
+        write(record(trial=2))
+    assert [r.trial for r in recorded(tmp_path)] == [1, 2]
+    assert len((tmp_path / RUNS_FILE).read_text().splitlines()) == 2
+
+
 def test_a_directory_with_no_runs_or_a_broken_line_inside_is_refused(tmp_path: Path):
     with pytest.raises(CliError) as missing:
         recorded(tmp_path)
